@@ -39,10 +39,18 @@ class Settings(BaseSettings):
     # How long the API waits for a whole request before answering 503.
     request_timeout_s: float = Field(default=600.0, gt=0)
 
-    # Where untrusted programs run: the local namespace sandbox (docker: a later backend).
+    # Where untrusted programs run: "local" (namespaces on this machine, a warm fork server)
+    # or "docker" (a warm pool of locked-down containers of the runner image).
     sandbox_backend: Literal["local", "docker"] = "local"
-    # Interpreter for Python programs inside the sandbox; unset → the system python3.
+    # Interpreter for Python programs inside the local sandbox; unset → the system python3.
     sandbox_python: str | None = None
+    # The docker backend: runner image (scripts/build-sandbox-image.sh), warm containers per
+    # worker process, and each container's memory (the compile step needs ~1 GB), CPUs, pids.
+    sandbox_docker_image: str = "rlvr-sandbox:bookworm"
+    sandbox_docker_pool: int = Field(default=2, ge=0, le=64)
+    sandbox_docker_memory_mb: int = Field(default=1536, ge=128)
+    sandbox_docker_cpus: float = Field(default=1.0, gt=0)
+    sandbox_docker_pids: int = Field(default=64, ge=8)
 
     log_level: str = "info"
 

@@ -1,8 +1,8 @@
 """Sandboxes for untrusted programs: one interface, a backend chosen by ``RLVR_SANDBOX_BACKEND``.
 
 ``local`` (default): Linux namespaces, rlimits and cgroups on this machine (local.py).
-``docker``: planned; selecting it today makes every session fail as unavailable, never
-fall back to something weaker.
+``docker``: a warm pool of locked-down containers, one per submission (docker_backend.py).
+A backend whose probe fails refuses every session: there is no fallback to something weaker.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ def make_backend(name: str | None = None) -> SandboxBackend:
 
         return LocalBackend()
     if name == "docker":
-        return _MissingBackend(name, "the docker sandbox backend is not implemented yet")
+        from service.sandbox.docker_backend import DockerBackend
+
+        return DockerBackend()
     return _MissingBackend(name, f"unknown sandbox backend {name!r} (choose from {BACKENDS})")
 
 

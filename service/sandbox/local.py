@@ -357,15 +357,24 @@ class LocalBackend:
     def server_pid(self) -> int | None:
         return self._zygote.proc.pid if self._zygote is not None else None
 
-    def host_processes_of_sandbox_user(self) -> list[int]:
+    def program_uids(self) -> set[int]:
+        """Every uid a program of this backend ran as."""
+        return {self.sandbox_uid}
+
+    def leftover_processes(self) -> list[int]:
         """Host pids running as this sandbox's uid: empty whenever no run is in progress."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    for line in (entry / "status").read_text().splitlines():
-                        if line.startswith("Uid:"):
-                            if int(line.split()[1]) == self.sandbox_uid:
-                                found.append(int(entry.name))
-                            break
-        return found
+        return processes_of_uids(self.program_uids())
+
+
+def processes_of_uids(uids: set[int]) -> list[int]:
+    """Host pids whose real uid is one of ``uids`` (evidence that nothing outlived a run)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                for line in (entry / "status").read_text().splitlines():
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) in uids:
+                            found.append(int(entry.name))
+                        break
+    return found

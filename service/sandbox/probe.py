@@ -8,7 +8,7 @@ write anywhere. Any finding means the backend refuses to run untrusted code.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,9 @@ forbidden = json.loads(sys.argv[1])
 out = {"pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()}
 out["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 with open("/proc/1/cmdline", "rb") as handle:
-    out["init_is_server"] = b"rlvr-sandbox-zygote" in handle.read()
+    init = handle.read()
+out["init_is_server"] = b"rlvr-sandbox-zygote" in init
+out["init"] = init.replace(b"\0", b" ").decode("utf-8", "replace").strip()
 def reach(host, port):
     try:
         socket.create_connection((host, port), timeout=0.3).close()
@@ -63,17 +65,28 @@ def forbidden_paths(bound: Iterable[str]) -> list[str]:
     return [p for p in candidates if not any(b.startswith(p.rstrip("/") + "/") for b in bound)]
 
 
-def check_probe_output(stdout: bytes, sandbox_uid: int) -> tuple[list[str], dict[str, Any]]:
-    """Problems found in the probe's report (empty: isolated) and the facts it reported."""
+def check_probe_output(
+    stdout: bytes, sandbox_uid: int, kind: str = "local"
+) -> tuple[list[str], dict[str, Any]]:
+    """Problems found in the probe's report (empty: isolated) and the facts it reported.
+
+    ``local``: the program sees PID 1 (its server) and itself. ``docker``: PID 1 is Docker's
+    init; besides it the container holds its keeper, the run's wrapper and the probe."""
     try:
         facts: dict[str, Any] = json.loads(stdout)
     except ValueError:
         return [f"probe printed no report: {stdout[:200]!r}"], {}
     problems = []
-    if set(facts["pids"]) != {1, facts["pid"]}:
-        problems.append(f"sandbox sees processes outside itself: {facts['pids'][:20]}")
-    if not facts["init_is_server"]:
-        problems.append("pid 1 of the sandbox is not its server")
+    if kind == "local":
+        if set(facts["pids"]) != {1, facts["pid"]}:
+            problems.append(f"sandbox sees processes outside itself: {facts['pids'][:20]}")
+        if not facts["init_is_server"]:
+            problems.append("pid 1 of the sandbox is not its server")
+    else:
+        if 1 not in facts["pids"] or len(facts["pids"]) > 4:
+            problems.append(f"container sees processes outside itself: {facts['pids'][:20]}")
+        if "docker-init" not in facts.get("init", ""):
+            problems.append(f"pid 1 of the container is not Docker's init: {facts.get('init')!r}")
     if facts["uid"] != sandbox_uid or facts["uid"] == 0:
         problems.append(f"program runs as uid {facts['uid']}, not {sandbox_uid}")
     if facts["cap_eff"].strip("0"):
@@ -82,7 +95,3 @@ def check_probe_output(stdout: bytes, sandbox_uid: int) -> tuple[list[str], dict
         if facts[key]:
             problems.append(f"program {what} {facts[key]}")
     return problems, facts
-
-
-def summarize(facts: Mapping[str, Any], enforcement: Mapping[str, str]) -> dict[str, Any]:
-    return {"sandbox_pids": facts.get("pids"), "uid": facts.get("uid"), **enforcement}

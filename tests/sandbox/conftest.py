@@ -51,7 +51,7 @@ class Sandboxed:
 
     def assert_nothing_survived(self) -> None:
         """No process of the sandbox user on the host; the cgroups hold only the server."""
-        assert self.backend.host_processes_of_sandbox_user() == []
+        assert self.backend.leftover_processes() == []
         server = self.backend.server_pid()
         assert server is not None
         cgroup = self.backend.cgroups.processes()

@@ -68,7 +68,7 @@ def test_a_server_killed_mid_run_is_an_error_then_replaced() -> None:
             timer.start()
             with pytest.raises(SandboxError):
                 session.run(RunSpec(("python3", "-I", "-S", "/work/s.py"), limits=Limits()))
-        assert backend.host_processes_of_sandbox_user() == []
+        assert backend.leftover_processes() == []
         with backend.session({"s.py": b"print('again')"}) as session:
             result = session.run(RunSpec(("python3", "-I", "-S", "/work/s.py")))
         assert result.stdout == b"again\n" and backend.server_pid() not in (None, first)

@@ -38,7 +38,7 @@ def test_fork_bomb_hits_the_process_limit_and_dies_whole(dangerous: Sandboxed) -
     )
     result = dangerous.run(source, wall_s=1.0, processes=16)
     assert result.killed == "wall"
-    assert dangerous.backend.host_processes_of_sandbox_user() == []
+    assert dangerous.backend.leftover_processes() == []
 
 
 def test_thread_bomb_is_refused_new_threads(dangerous: Sandboxed) -> None:

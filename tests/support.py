@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -26,6 +27,33 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> No
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+# CI sets this once it has provisioned a docker engine and the runner image: from then on a
+# docker sandbox that does not come up is a failure, not a skip.
+REQUIRE_DOCKER = os.environ.get("RLVR_TEST_REQUIRE_DOCKER") == "1"
+
+
+def open_sandbox(kind: str, **options: Any) -> Any:
+    """A probed sandbox backend of ``kind``; skips (or fails, where required) if unavailable."""
+    import pytest
+
+    if kind == "local":
+        from service.sandbox.local import LocalBackend
+
+        backend: Any = LocalBackend(**options)
+    else:
+        from service.sandbox.docker_backend import DockerBackend
+
+        backend = DockerBackend(**options)
+    report = backend.probe()
+    if not report.ok:
+        backend.close()
+        reason = f"{kind} sandbox unavailable here: {'; '.join(report.problems)}"
+        if kind == "docker" and REQUIRE_DOCKER:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return backend
 
 
 def free_port() -> int:

@@ -87,14 +87,16 @@ for f in /tmp/* /tmp/.[!.]* /tmp/..?* /dev/shm/* /dev/shm/.[!.]* /dev/shm/..?*; 
         exit 125
     fi
 done
-: > {_RESULT_FILE}
+# fd 3 (the drivers' result channel) is a file no program can see by name: unlinked at once,
+# read back afterwards through this shell's own descriptor.
+exec 3>{_RESULT_FILE} && rm -f {_RESULT_FILE}
 env -i {" ".join(_EXEC_ENV)} prlimit --cpu=$cpu:$((cpu + 1)) --as=$mem --fsize=$fsize \
     --nofile=$nofile --nproc=$nproc --stack=$stack --core=0 --memlock=0 --msgqueue=0 \
-    -- "$@" 3>{_RESULT_FILE}
+    -- "$@"
 rc=$?
 {_KILL_ALL}
 printf '\n%s ran %d %d\n' "$mark" "$rc" "$survivors" >&2
-cat {_RESULT_FILE} >&2
+cat /proc/$$/fd/3 >&2
 exit $rc
 """
 
@@ -122,6 +124,13 @@ def _process_start(pid: int) -> str | None:
     """The kernel's start time of ``pid`` (tells a live owner from a reused pid)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _process_state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
 
@@ -199,6 +208,8 @@ class _Container:
     host_pid: int
     cgroup: _Cgroup = field(default_factory=_Cgroup)
     memory_bytes: int = 0
+    # The init's start time when this worker can see the host's processes, else None.
+    init_started: str | None = None
 
 
 @dataclass(slots=True)
@@ -245,6 +256,7 @@ class DockerBackend:
         self._in_use: dict[str, _Container] = {}
         self._used_uids: set[int] = set()
         self._creating = 0
+        self._removing = 0
         self._closing = False
         self._report: ProbeReport | None = None
         self._failed_at: float | None = None
@@ -300,7 +312,12 @@ class DockerBackend:
         container.reload()
         host_pid = int(container.attrs["State"]["Pid"])
         return _Container(
-            container.id, uid, host_pid, _Cgroup.of_pid(host_pid), self.memory_mb << 20
+            container.id,
+            uid,
+            host_pid,
+            _Cgroup.of_pid(host_pid),
+            self.memory_mb << 20,
+            _process_start(host_pid),
         )
 
     def _remove(self, container: _Container) -> None:
@@ -387,6 +404,19 @@ class DockerBackend:
             argv = ["sh", "-c", _KILL_ALL]
             self._exec(container, argv, user=container.uid, wall_s=10.0, stop_on_overrun=False)
 
+    def _running(self, container: _Container) -> bool:
+        if container.init_started is not None:
+            # Race-free where the host's processes are visible: the container's init dies
+            # before the kernel tears down the rest of its namespace.
+            return _process_start(container.host_pid) == container.init_started and not (
+                _process_state(container.host_pid) in ("Z", "X", None)
+            )
+        try:
+            state = self._docker().api.inspect_container(container.id)["State"]
+        except Exception:
+            return False
+        return bool(state.get("Running")) and not state.get("Paused")
+
     def _set_memory(self, container: _Container, limit_bytes: int) -> None:
         limit_bytes += _CGROUP_HEADROOM
         if container.memory_bytes == limit_bytes:
@@ -426,8 +456,13 @@ class DockerBackend:
                 retired = None if create else self._retired.pop()
                 if create:
                     self._creating += 1
+                else:
+                    self._removing += 1
             if retired is not None:
                 self._remove(retired)
+                with self._cond:
+                    self._removing -= 1
+                    self._cond.notify_all()
                 continue
             try:
                 made = self._create()
@@ -475,6 +510,7 @@ class DockerBackend:
             client = self._docker()
             client.ping()
             client.images.get(self.image)
+            security = client.info().get("SecurityOptions") or []
         except Exception as exc:
             reason = f"docker engine or runner image {self.image!r} not available: {exc}"
             if "No such image" in str(exc) or "not found" in str(exc).lower():
@@ -494,6 +530,7 @@ class DockerBackend:
             memory_limit="cgroup",
             process_limit="cgroup",
             cpu_accounting="cgroup" if self._cpu_visible else "wall clock",
+            seccomp=any("seccomp" in option for option in security),
         )
         return ProbeReport(self.name, True, (), facts)
 
@@ -608,7 +645,7 @@ class DockerBackend:
         """True once retired containers are removed and the pool is full (tests, benchmarks)."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
-            while self._retired or len(self._pool) < self.pool_size:
+            while self._retired or self._removing or len(self._pool) < self.pool_size:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -659,6 +696,10 @@ class DockerSession:
             marker=marker.encode(),
         )
         cpu_after = container.cgroup.cpu_seconds()
+        if b"\n" + marker.encode() + b" " not in done.stderr and not backend._running(container):
+            # No trailer because the container itself went away (engine, OOM of its init,
+            # an operator): the sandbox failed, not the program.
+            raise SandboxError("the sandbox container stopped during the run")
         if spec.work_writable:
             backend._root(container, _TAKE_BACK_WORK)
         return _result(done, marker.encode(), limits, cpu_before, cpu_after, oom_before, container)

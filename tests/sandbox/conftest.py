@@ -1,4 +1,9 @@
-"""A real local sandbox for the attack battery, and the guard that protects this machine.
+"""Real sandboxes for the attack battery — local and docker — and the guard that protects
+this machine.
+
+Every attack runs against both backends (``backend`` is parametrized). The docker half skips,
+printing why, where no engine or runner image can be had; with RLVR_TEST_REQUIRE_DOCKER=1 (CI,
+after provisioning both) it fails instead.
 
 Kill-everything attacks (``os.kill(-1, 9)``, fork bombs) run only after a probe in this same
 test run has shown that a sandboxed program sees nothing but its own PID namespace: as root
@@ -10,68 +15,89 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from service.sandbox.base import Limits, RunResult, RunSpec
-from service.sandbox.local import LocalBackend
+from tests.support import open_sandbox
 
 PROBE = """
 import json, os
 init = open("/proc/1/cmdline", "rb").read()
 print(json.dumps({"pid": os.getpid(), "proc": os.listdir("/proc"), "init": init.decode()}))
 """
+DEFAULT_LIMITS: dict[str, float] = {"cpu_s": 1.0, "wall_s": 2.0, "memory_mb": 128}
 
 
-@pytest.fixture(scope="session")
-def backend() -> Iterator[LocalBackend]:
-    sandbox = LocalBackend()
-    report = sandbox.probe()
-    if not report.ok:
-        pytest.skip(f"local sandbox unavailable here: {report.problems}")
+@pytest.fixture(scope="session", params=["local", "docker"])
+def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
+    sandbox = open_sandbox(request.param)
     yield sandbox
     sandbox.close()
+
+
+def _spec(source_name: str, stdin: bytes, limits: dict[str, float]) -> RunSpec:
+    return RunSpec(
+        ("python3", "-I", "-S", f"/work/{source_name}"),
+        stdin,
+        Limits(**{**DEFAULT_LIMITS, **limits}),  # type: ignore[arg-type]
+    )
 
 
 @dataclass
 class Sandboxed:
     """Runs Python sources in the backend and checks that nothing of them survives."""
 
-    backend: LocalBackend
+    backend: Any
+
+    @property
+    def kind(self) -> str:
+        return str(self.backend.name)
 
     def run(self, source: str, stdin: bytes = b"", **limits: float) -> RunResult:
-        defaults: dict[str, float] = {"cpu_s": 1.0, "wall_s": 2.0, "memory_mb": 128}
-        with self.backend.session({"attack.py": source.encode()}) as session:
-            spec = RunSpec(
-                ("python3", "-I", "-S", "/work/attack.py"),
-                stdin,
-                Limits(**{**defaults, **limits}),  # type: ignore[arg-type]
-            )
-            return session.run(spec)
+        """One program in a session of its own (a fresh container on docker)."""
+        return self.runs([source], stdin, **limits)[0]
+
+    def runs(self, sources: list[str], stdin: bytes = b"", **limits: float) -> list[RunResult]:
+        """Several runs in one session: what one run leaves must not reach the next."""
+        files = {f"attack{i}.py": source.encode() for i, source in enumerate(sources)}
+        with self.backend.session(files) as session:
+            return [session.run(_spec(name, stdin, limits)) for name in files]
+
+    def tmp_cap_mb(self, requested: int) -> int:
+        """/tmp's size for a run: per run locally, per container (``tmp_mb``) on docker."""
+        return requested if self.kind == "local" else int(self.backend.tmp_mb)
 
     def assert_nothing_survived(self) -> None:
-        """No process of the sandbox user on the host; the cgroups hold only the server."""
+        """No program process on the host; the worker's sandbox still answers."""
         assert self.backend.leftover_processes() == []
-        server = self.backend.server_pid()
-        assert server is not None
-        cgroup = self.backend.cgroups.processes()
-        assert len(cgroup) <= 1, cgroup  # PID 1 of the sandbox (the server) at most
-        # and the server still answers: the worker's sandbox survived the attack.
+        if self.kind == "local":
+            assert self.backend.server_pid() is not None
+            cgroup = self.backend.cgroups.processes()
+            assert len(cgroup) <= 1, cgroup  # PID 1 of the sandbox (the server) at most
+        else:
+            # Each session's container is removed once it ends; only the warm pool remains.
+            assert self.backend.wait_idle(60)
+            assert self.backend.stray_containers() == []
         assert self.run("print('still here')").stdout == b"still here\n"
 
 
 @pytest.fixture(scope="session")
-def pid_namespace_confirmed(backend: LocalBackend) -> bool:
-    """The guard: a sandboxed program sees only PID 1 (its server) and itself."""
+def pid_namespace_confirmed(backend: Any) -> bool:
+    """The guard: a sandboxed program sees only its own PID namespace."""
     with backend.session({"probe.py": PROBE.encode()}) as session:
         result = session.run(RunSpec(("python3", "-I", "-S", "/work/probe.py")))
     seen = json.loads(result.stdout)
     pids = {int(p) for p in seen["proc"] if p.isdigit()}
-    return pids == {1, seen["pid"]} and "rlvr-sandbox-zygote" in seen["init"]
+    if backend.name == "local":
+        return pids == {1, seen["pid"]} and "rlvr-sandbox-zygote" in seen["init"]
+    # Docker's init, the container's keeper, the run's wrapper and the probe itself.
+    return 1 in pids and len(pids) <= 4 and seen["init"].startswith("/sbin/docker-init")
 
 
 @pytest.fixture
-def sandbox(backend: LocalBackend) -> Iterator[Sandboxed]:
+def sandbox(backend: Any) -> Iterator[Sandboxed]:
     sandboxed = Sandboxed(backend)
     yield sandboxed
     sandboxed.assert_nothing_survived()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.sandbox.local import LocalBackend
 from service.sandbox.probe import PROJECT_DIR
 from tests.sandbox.conftest import Sandboxed
+from tests.support import open_sandbox
 
 REACH = """
 import json, socket
@@ -51,21 +51,33 @@ print(json.dumps(out))
 """
 
 
+HOST_PATHS = [
+    "/etc/shadow",
+    PROJECT_DIR,
+    f"{PROJECT_DIR}/pyproject.toml",
+    "/root",
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/proc/1/environ",
+    "/proc/1/root/etc",
+]
+# Locally these are the host's and must be unreadable; in a container they are the runner
+# image's own (empty, or the container's own cgroup controllers) and must show nothing of
+# the host.
+OWN_DIRS = ["/home", "/run", "/sys/fs/cgroup"]
+
+
 def test_host_files_secrets_and_sockets_are_not_there(sandbox: Sandboxed) -> None:
-    paths = [
-        "/etc/shadow",
-        PROJECT_DIR,
-        f"{PROJECT_DIR}/pyproject.toml",
-        "/root",
-        "/home",
-        "/var/run/docker.sock",
-        "/run",
-        "/proc/1/environ",
-        "/proc/1/root/etc",
-        "/sys/fs/cgroup",
-    ]
+    paths = HOST_PATHS + OWN_DIRS
     seen = json.loads(sandbox.run(READ, stdin=json.dumps(paths).encode()).stdout)
-    assert set(seen.values()) <= {"FileNotFoundError", "PermissionError"}, seen
+    errors = {"FileNotFoundError", "PermissionError"}
+    if sandbox.kind == "local":
+        assert set(seen.values()) <= errors, seen
+        return
+    assert {seen[path] for path in HOST_PATHS} <= errors, seen
+    listed = json.dumps([seen[path] for path in OWN_DIRS])
+    assert seen["/home"] in ([], *errors), seen
+    assert not any(host in listed for host in ("docker.sock", "postgresql", "redis", "root")), seen
 
 
 def test_system_dirs_are_read_only(sandbox: Sandboxed) -> None:
@@ -78,12 +90,12 @@ def test_system_dirs_are_read_only(sandbox: Sandboxed) -> None:
     assert b"wrote" not in sandbox.run(source).stdout
 
 
-def test_environment_holds_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kind", ["local", "docker"])
+def test_environment_holds_no_secrets(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLVR_DATABASE_URL", "postgresql://user:hunter2@db/rlvr")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
-    backend = LocalBackend()
+    backend = open_sandbox(kind, **({"pool_size": 0} if kind == "docker" else {}))
     try:
-        assert backend.probe().ok
         sandboxed = Sandboxed(backend)
         dump = "import json, os\nprint(json.dumps(dict(os.environ)))"
         env = json.loads(sandboxed.run(dump).stdout)
@@ -95,7 +107,7 @@ def test_environment_holds_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_program_sees_only_its_own_files_in_work(sandbox: Sandboxed) -> None:
     source = "import os\nprint(sorted(os.listdir('/work')), os.access('/work', os.W_OK))"
-    assert sandbox.run(source).stdout == b"['attack.py'] False\n"
+    assert sandbox.run(source).stdout == b"['attack0.py'] False\n"
 
 
 def test_nothing_on_the_host_changed(sandbox: Sandboxed, tmp_path: Path) -> None:
@@ -109,9 +121,9 @@ def test_nothing_on_the_host_changed(sandbox: Sandboxed, tmp_path: Path) -> None
     result = sandbox.run(source)
     assert b"changed" not in result.stdout
     assert canary.read_text() == "untouched"
-    uid = sandbox.backend.sandbox_uid
-    assert not [p for p in Path("/tmp").iterdir() if p.lstat().st_uid == uid]
-    assert os.stat(PROJECT_DIR).st_uid != uid
+    uids = sandbox.backend.program_uids()
+    assert not [p for p in Path("/tmp").iterdir() if p.lstat().st_uid in uids]
+    assert os.stat(PROJECT_DIR).st_uid not in uids
 
 
 KERNEL_SURFACE = """

@@ -6,12 +6,16 @@ import json
 import os
 import signal
 import threading
+import time
+from typing import Any
 
 import pytest
 
-from service.sandbox import SandboxError, make_backend
+from service.sandbox import SandboxError, SandboxUnavailable, make_backend
 from service.sandbox.base import Limits, RunSpec
+from service.sandbox.docker_backend import LABEL, DockerBackend
 from service.sandbox.local import LocalBackend
+from tests.support import open_sandbox
 from service.sandbox.probe import check_probe_output
 
 ISOLATED = {
@@ -26,11 +30,16 @@ ISOLATED = {
 }
 
 
-def test_the_probe_report_of_this_machine(backend: LocalBackend) -> None:
+def test_the_probe_report_of_this_machine(backend: Any) -> None:
     report = backend.probe()
-    assert report.ok and report.backend == "local"
-    assert report.facts["pids"] == [1, 2] and report.facts["uid"] == backend.sandbox_uid
-    assert report.facts["memory_limit"] in ("cgroup", "rlimit_as")
+    assert report.ok and report.backend == backend.name
+    assert report.facts["uid"] in backend.program_uids()
+    if backend.name == "local":
+        assert report.facts["pids"] == [1, 2]
+        assert report.facts["memory_limit"] in ("cgroup", "rlimit_as")
+    else:
+        assert report.facts["init"].startswith("/sbin/docker-init")
+        assert report.facts["image"] == backend.image and report.facts["memory_limit"] == "cgroup"
 
 
 @pytest.mark.parametrize(
@@ -51,10 +60,20 @@ def test_any_leak_fails_the_probe(change: dict[str, object], problem: str) -> No
     assert check_probe_output(json.dumps(ISOLATED).encode(), 1234567)[0] == []
 
 
-def test_unknown_or_unbuilt_backends_refuse() -> None:
-    for name in ("docker", "chroot"):
-        backend = make_backend(name)
-        assert not backend.probe().ok
+def test_unknown_backends_and_missing_images_refuse() -> None:
+    backend = make_backend("chroot")
+    assert not backend.probe().ok
+    missing = DockerBackend(image="rlvr-sandbox:no-such-image", pool_size=0)
+    report = missing.probe()
+    assert not report.ok and "rlvr-sandbox:no-such-image" in report.problems[0]
+    with pytest.raises(SandboxUnavailable), missing.session({"a.py": b"print(1)"}):
+        pass
+
+
+def test_an_unreachable_docker_engine_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    report = DockerBackend(pool_size=0).probe()
+    assert not report.ok and "docker engine" in report.problems[0]
 
 
 def test_a_server_killed_mid_run_is_an_error_then_replaced() -> None:
@@ -83,3 +102,49 @@ def test_closing_removes_the_cgroups() -> None:
     groups = [g for g in (backend.cgroups.memory, backend.cgroups.pids) if g is not None]
     backend.close()
     assert all(not group.exists() for group in groups)
+
+
+def test_a_container_killed_mid_run_is_an_error_then_replaced() -> None:
+    backend = open_sandbox("docker", pool_size=1)
+    try:
+        with backend.session({"s.py": b"import time\ntime.sleep(5)"}) as session:
+            doomed = session.container.id
+            killer = threading.Timer(0.5, backend._docker().api.kill, (doomed,))
+            killer.start()
+            with pytest.raises(SandboxError):
+                session.run(RunSpec(("python3", "-I", "-S", "/work/s.py"), limits=Limits()))
+        killer.join()
+        with backend.session({"s.py": b"print('again')"}) as session:
+            result = session.run(RunSpec(("python3", "-I", "-S", "/work/s.py")))
+            assert session.container.id != doomed
+        assert result.stdout == b"again\n"
+        assert backend.wait_idle(60) and backend.leftover_processes() == []
+    finally:
+        backend.close()
+
+
+def test_closing_removes_every_container_and_stale_ones_go_at_start() -> None:
+    backend = open_sandbox("docker", pool_size=2)
+    assert backend.wait_idle(60)
+    client = backend._docker()
+    # A container left by a worker that died: its owner label names a process that is gone.
+    stale = client.containers.run(
+        backend.image,
+        ["sleep", "infinity"],
+        detach=True,
+        network_mode="none",
+        labels={LABEL: "1", "rlvr.sandbox.owner": f"{os.uname().nodename}:999999999:0"},
+    )
+    ours = {container.id for container in backend._pool}
+    assert len(ours) == 2
+    backend.close()
+    remaining = {info["Id"] for info in client.api.containers(all=True, filters={"label": LABEL})}
+    assert not ours & remaining
+    fresh = open_sandbox("docker", pool_size=0)
+    try:
+        deadline = time.monotonic() + 10
+        while stale.id in {i["Id"] for i in client.api.containers(all=True)}:
+            assert time.monotonic() < deadline, "the stale container was not removed"
+            time.sleep(0.1)
+    finally:
+        fresh.close()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import service.sandbox as sandbox_package
-from service.sandbox import make_backend
+from service.sandbox.docker_backend import DockerBackend
 from service.verifiers.base import InvalidGroundTruth
 from service.verifiers.code import verify
 
@@ -130,7 +130,8 @@ def test_bad_ground_truth_raises() -> None:
 @pytest.fixture
 def sandbox_unavailable() -> Iterator[None]:
     previous = sandbox_package._backends.get(os.getpid())
-    sandbox_package._backends[os.getpid()] = make_backend("docker")
+    # A backend whose probe fails: an image that does not exist.
+    sandbox_package._backends[os.getpid()] = DockerBackend(image="rlvr-sandbox:no-such-image")
     yield
     if previous is None:
         sandbox_package._backends.pop(os.getpid())

@@ -408,9 +408,8 @@ class DockerBackend:
         if container.init_started is not None:
             # Race-free where the host's processes are visible: the container's init dies
             # before the kernel tears down the rest of its namespace.
-            return _process_start(container.host_pid) == container.init_started and not (
-                _process_state(container.host_pid) in ("Z", "X", None)
-            )
+            alive = _process_state(container.host_pid) not in ("Z", "X", None)
+            return alive and _process_start(container.host_pid) == container.init_started
         try:
             state = self._docker().api.inspect_container(container.id)["State"]
         except Exception:

@@ -15,8 +15,8 @@ from service.sandbox import SandboxError, SandboxUnavailable, make_backend
 from service.sandbox.base import Limits, RunSpec
 from service.sandbox.docker_backend import LABEL, DockerBackend
 from service.sandbox.local import LocalBackend
-from tests.support import open_sandbox
 from service.sandbox.probe import check_probe_output
+from tests.support import open_sandbox
 
 ISOLATED = {
     "pid": 2,

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import signal
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
@@ -31,8 +33,13 @@ class Executor(Protocol):
 
 def _init_pool_process(settings: Settings) -> None:
     from service.execution.bounded import get_runner
+    from service.sandbox import start_worker_sandbox
 
+    # Stopping the service terminates pool processes: exit through Python so that atexit
+    # stops this process's sandbox (its fork server, or its containers) as well.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     get_runner(settings.verify_timeout_s, settings.verify_memory_mb)  # warms up, then forks
+    start_worker_sandbox()
 
 
 def _run_in_pool(payload: Chunk, settings: Settings) -> ChunkResult:

@@ -12,6 +12,7 @@ from service.execution.bounded import get_runner
 from service.execution.celery_app import get_celery
 from service.execution.chunk import run_chunk
 from service.execution.warmup import check_verifiers_import, warm_up_verifiers
+from service.sandbox import close_backend, start_worker_sandbox
 from service.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -31,14 +32,22 @@ def _import_verifiers(**_: Any) -> None:
     warm_up_verifiers()
 
 
+def _serves_sandbox_queue() -> bool:
+    consumed = getattr(app.amqp.queues, "consume_from", None) or {}
+    return "sandbox" in consumed
+
+
 @worker_process_init.connect
 def _start_bounded_child(**_: Any) -> None:
     settings = get_settings()
     dispose_engines()
     get_runner(settings.verify_timeout_s, settings.verify_memory_mb)
+    if _serves_sandbox_queue():
+        start_worker_sandbox()
 
 
 @worker_process_shutdown.connect
 def _stop_bounded_child(**_: Any) -> None:
     settings = get_settings()
     get_runner(settings.verify_timeout_s, settings.verify_memory_mb).close()
+    close_backend()

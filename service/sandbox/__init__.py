@@ -8,6 +8,7 @@ A backend whose probe fails refuses every session: there is no fallback to somet
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from service.sandbox.base import (
     SandboxUnavailable,
 )
 
+log = logging.getLogger(__name__)
 BACKEND_ENV = "RLVR_SANDBOX_BACKEND"
 BACKENDS = ("local", "docker")
 
@@ -84,6 +86,24 @@ def probe_backend() -> ProbeReport:
     return get_backend().probe()
 
 
+def start_worker_sandbox() -> ProbeReport:
+    """At a worker process's start: probe (and warm) the sandbox before any task arrives, and
+    say loudly if it cannot isolate; code items then end as ``error``, never run unisolated."""
+    report = probe_backend()
+    if report.ok:
+        log.info("sandbox %s ready: %s", report.backend, dict(report.facts))
+    else:
+        log.error("sandbox %s unavailable: %s", report.backend, "; ".join(report.problems))
+    return report
+
+
+def close_backend() -> None:
+    """Stop this process's sandbox (its server, or its containers) if one was started."""
+    backend = _backends.pop(os.getpid(), None)
+    if backend is not None:
+        backend.close()
+
+
 __all__ = [
     "Limits",
     "ProbeReport",
@@ -94,7 +114,9 @@ __all__ = [
     "SandboxSession",
     "SandboxUnavailable",
     "backend_name",
+    "close_backend",
     "get_backend",
     "make_backend",
     "probe_backend",
+    "start_worker_sandbox",
 ]

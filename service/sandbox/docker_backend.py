@@ -291,8 +291,8 @@ class DockerBackend:
             network_mode="none",
             read_only=True,
             tmpfs={
-                "/tmp": f"rw,nosuid,nodev,size={self.tmp_mb}m,mode=1777",
-                WORK_DIR: f"rw,nosuid,nodev,size={self.work_mb}m,mode=0755",
+                "/tmp": f"rw,exec,nosuid,nodev,size={self.tmp_mb}m,mode=1777",
+                WORK_DIR: f"rw,exec,nosuid,nodev,size={self.work_mb}m,mode=0755",
             },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],

@@ -1,11 +1,28 @@
-"""code@1.0.0 through the API: the embedded pool and the deployed Celery sandbox queue."""
+"""code@1.0.0 through the API: the embedded pool and the deployed Celery sandbox queue, with
+the local backend and with the docker backend (a stack of its own on another Redis database)."""
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
+import redis
+
+from service.sandbox.docker_backend import LABEL
+from tests.support import (
+    ManagedProcess,
+    open_sandbox,
+    service_env,
+    start_server,
+    start_worker,
+    wait_until,
+)
+
+DOCKER_BROKER = "redis://127.0.0.1:6379/14"
 
 PROBLEM = {
     "language": "python",
@@ -72,3 +89,57 @@ def test_code_rewards_through_the_celery_sandbox_queue(live_server: str) -> None
     response = httpx.post(f"{live_server}/v1/rewards", json=_body(), timeout=120)
     assert response.status_code == 200, response.text
     _check(response.json())
+
+
+class _Stack:
+    def __init__(self, worker: ManagedProcess, server: ManagedProcess, url: str) -> None:
+        self.worker, self.server, self.url = worker, server, url
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.worker.stop()
+
+
+def _worker_containers(docker: Any) -> list[str]:
+    """Sandbox containers not owned by this test process (so: by the stack's worker)."""
+    listed = docker.api.containers(all=True, filters={"label": LABEL})
+    mine = f":{os.getpid()}:"
+    return [c["Id"] for c in listed if mine not in c["Labels"].get("rlvr.sandbox.owner", "")]
+
+
+@pytest.fixture(scope="module")
+def docker_stack(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Stack]:
+    """A freshly started API + Celery worker whose sandbox is docker."""
+    open_sandbox("docker", pool_size=0).close()  # skips here, printing why, without docker
+    redis.Redis.from_url(DOCKER_BROKER).flushdb()
+    env = service_env(
+        RLVR_DATABASE_URL=pg_url,
+        RLVR_BROKER_URL=DOCKER_BROKER,
+        RLVR_SANDBOX_BACKEND="docker",
+        RLVR_SANDBOX_DOCKER_POOL="1",
+    )
+    logs = tmp_path_factory.mktemp("docker-stack")
+    worker = start_worker(env, logs / "worker.log")
+    server, url = start_server(env, logs / "api.log")
+    stack = _Stack(worker, server, url)
+    yield stack
+    stack.stop()
+
+
+def test_code_rewards_through_celery_with_the_docker_sandbox(docker_stack: _Stack) -> None:
+    response = httpx.post(f"{docker_stack.url}/v1/rewards", json=_body(), timeout=120)
+    assert response.status_code == 200, response.text
+    _check(response.json())
+    assert {r["details"]["sandbox"] for r in response.json()["results"]} == {"docker"}
+    # Each worker process probed its sandbox when it started, before any task arrived.
+    log = docker_stack.worker.log_path.read_text(errors="replace")
+    assert log.count("sandbox docker ready") == 2, log[-2000:]
+
+
+def test_stopping_the_docker_worker_removes_its_containers(docker_stack: _Stack) -> None:
+    import docker
+
+    client = docker.from_env()
+    assert _worker_containers(client), "the worker keeps warm containers while it runs"
+    docker_stack.stop()
+    wait_until(lambda: not _worker_containers(client), 30, "the worker's containers to go")

@@ -1,10 +1,11 @@
-"""code@1.0.0 verdicts through the real local sandbox."""
+"""code@1.0.0 verdicts through each real sandbox backend (local and docker)."""
 
 from __future__ import annotations
 
 import os
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,8 @@ SUM = {
         {"stdin": "0 0\n", "stdout": "0\n"},
     ],
 }
+pytestmark = pytest.mark.usefixtures("each_sandbox")
+
 RIGHT = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 HALF_RIGHT = "```python\na, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n```"
 
@@ -31,12 +34,13 @@ def fenced(program: str, language: str = "python") -> str:
     return f"```{language}\n{program}\n```"
 
 
-def test_correct_program() -> None:
+def test_correct_program(each_sandbox: Any) -> None:
     verdict = verify(RIGHT, SUM, {})
     assert (verdict.status, verdict.reward) == ("correct", 1.0)
     assert verdict.components == {"pass_rate": 1.0}
     assert [t["status"] for t in verdict.details["tests"]] == ["accepted"] * 3
-    assert verdict.details["sandbox"] == "local" and verdict.details["flags"] == ["reads_stdin"]
+    assert verdict.details["sandbox"] == each_sandbox.name
+    assert verdict.details["flags"] == ["reads_stdin"]
 
 
 def test_all_or_nothing_stops_at_the_first_failure() -> None:

@@ -1,4 +1,4 @@
-"""Reward hacks against code@1.0.0, through the real local sandbox: none earns a reward."""
+"""Reward hacks against code@1.0.0, through each real sandbox backend: none earns a reward."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from service.verifiers.code import verify
+
+pytestmark = pytest.mark.usefixtures("each_sandbox")
 
 ADD = {"language": "python", "mode": "function", "fn_name": "add"}
 FUNCTION = {
@@ -133,6 +135,7 @@ needle = "7a3f" + "9c"  # not spelled out: the program's own source is in /work
 found = []
 for top in ("/work", "/tmp", "/proc/self"):
     for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d not in ("fd", "task")]  # its own pipes: reads block
         for name in files:
             try:
                 with open(os.path.join(root, name), "rb") as handle:

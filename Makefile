@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEPS := $(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: install install-dev serve test lint format services bench demo clean
+.PHONY: install install-dev serve test lint format services docker-sandbox bench demo clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ serve: install
 
 services:
 	scripts/ensure-services.sh
+
+# Optional: a docker engine and the sandbox runner image, so that the docker half of the
+# sandbox tests runs instead of skipping (CI does this first). Needs root.
+docker-sandbox:
+	scripts/provision-docker.sh
 
 test: install-dev services
 	$(BIN)/python -m pytest

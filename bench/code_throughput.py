@@ -3,17 +3,20 @@
 
 Run from the repository root, with the virtualenv active::
 
-    python bench/code_throughput.py [--programs 100] [--tests 5] [--service-url URL]
+    python bench/code_throughput.py [--programs 100] [--tests 5] [--backends local,docker]
+                                    [--service-url URL]
 
 The workload is ``programs x tests`` small stdio Python runs (default 100 x 5 = 500): a handful
 of tasks, every completion made unique so no verdict comes from the cache.
 
 1. Baseline: one ``python3 -I -S`` subprocess per test, sequentially, no isolation at all,
    output compared on the host the same way.
-2. Local backend directly, one process: the per-core cost of the sandbox (fork server).
-3. The service: an embedded server (SQLite + local pool, started here) or ``--service-url``,
-   one POST /v1/rewards per batch of programs with a few batches in flight, every decision
-   logged. This is the figure the target refers to: service runs/s >= 1.0x the baseline.
+2. Each backend directly, one process: the per-core cost of the sandbox (local: the fork
+   server; docker: one warm container per program, one ``docker exec`` per test).
+3. The service with each backend: an embedded server (SQLite + local pool, started here with
+   RLVR_SANDBOX_BACKEND) or ``--service-url``, one POST /v1/rewards per batch of programs with
+   a few batches in flight, every decision logged. These are the figures the targets refer
+   to: local >= 1.0x the baseline; docker >= 10 runs/s.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from service.sandbox import make_backend  # noqa: E402
 from service.sandbox.base import Limits, RunSpec  # noqa: E402
-from service.sandbox.local import LocalBackend, sandbox_python  # noqa: E402
+from service.sandbox.local import sandbox_python  # noqa: E402
 from service.verifiers.code.judge import compare_stdout  # noqa: E402
 from tests.support import ManagedProcess, free_port, service_env, wait_until  # noqa: E402
 
@@ -119,11 +123,17 @@ def baseline(items: list[dict[str, Any]], python: str) -> tuple[float, int]:
         return time.perf_counter() - started, passed
 
 
-def direct(items: list[dict[str, Any]]) -> tuple[float, int]:
-    """The local backend in this process: one session per program, one run per test."""
-    backend = LocalBackend()
-    if not backend.probe().ok:
-        raise SystemExit(f"sandbox unavailable: {backend.probe().problems}")
+def direct(items: list[dict[str, Any]], kind: str) -> tuple[float, int] | None:
+    """A backend in this process: one session per program, one run per test (None: no such
+    sandbox here)."""
+    backend = make_backend(kind)
+    report = backend.probe()
+    if not report.ok:
+        print(f"!! {kind} sandbox unavailable: {'; '.join(report.problems)}", file=sys.stderr)
+        backend.close()
+        return None
+    if kind == "docker":
+        backend.wait_idle(60)  # type: ignore[attr-defined]
     passed = 0
     limits = Limits(cpu_s=2, wall_s=5)
     argv = ("python3", "-I", "-S", "/work/solution.py")
@@ -166,12 +176,13 @@ def service(url: str, items: list[dict[str, Any]], batch: int, inflight: int) ->
     return seconds, statuses.count("correct")
 
 
-def start_embedded(directory: Path, workers: int) -> tuple[ManagedProcess, str]:
+def start_embedded(directory: Path, workers: int, kind: str) -> tuple[ManagedProcess, str]:
     port = free_port()
     env = service_env(
         RLVR_DATA_DIR=str(directory),
         RLVR_LOCAL_WORKERS=str(workers),
         RLVR_CHUNK_SIZE="8",
+        RLVR_SANDBOX_BACKEND=kind,
     )
     migrate = [sys.executable, "-m", "service.cli", "migrate"]
     subprocess.run(migrate, env=env, cwd=REPO_ROOT, check=True, capture_output=True)
@@ -201,6 +212,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="programs per request")
     parser.add_argument("--inflight", type=int, default=4, help="requests in flight")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--backends", default="local,docker", help="sandbox backends to measure")
     parser.add_argument("--service-url", help="an already running service (else embedded)")
     args = parser.parse_args()
 
@@ -211,22 +223,24 @@ def main() -> None:
 
     base_s, base_ok = baseline(items, python)
     rows = [("plain python3 -I -S loop (no isolation)", base_s, base_ok * 1.0, runs)]
-    direct_s, direct_ok = direct(items)
-    rows.append(("local backend, direct, 1 process", direct_s, direct_ok * 1.0, runs))
-
-    server = None
-    with tempfile.TemporaryDirectory() as directory:
-        url = args.service_url
-        if url is None:
-            server, url = start_embedded(Path(directory), args.workers)
-        try:
-            _post(url, workload(args.workers * 8, 1))  # warm every pool process's sandbox
-            service_s, correct = service(url, items, args.batch, args.inflight)
-            label = f"service ({'given' if args.service_url else 'embedded'}, logged)"
-            rows.append((label, service_s, correct * args.tests, runs))
-        finally:
-            if server is not None:
-                server.stop()
+    kinds = [kind for kind in args.backends.split(",") if kind]
+    for kind in kinds:
+        measured = direct(items, kind)
+        if measured is not None:
+            rows.append((f"{kind} backend, direct, 1 process", measured[0], measured[1], runs))
+    for kind in kinds if args.service_url is None else ["given"]:
+        with tempfile.TemporaryDirectory() as directory:
+            server, url = None, args.service_url
+            if url is None:
+                server, url = start_embedded(Path(directory), args.workers, kind)
+            try:
+                _post(url, workload(args.workers * 8, 1))  # warm every pool process's sandbox
+                service_s, correct = service(url, items, args.batch, args.inflight)
+                label = f"service, {kind} backend, logged"
+                rows.append((label, service_s, correct * args.tests, runs))
+            finally:
+                if server is not None:
+                    server.stop()
 
     print(f"\n{'path':44} {'runs':>6} {'seconds':>8} {'runs/s':>8} {'x baseline':>10} passed")
     for label, seconds, passed, count in rows:

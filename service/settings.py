@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     # Interpreter for Python programs inside the local sandbox; unset → the system python3.
     sandbox_python: str | None = None
     # The docker backend: runner image (scripts/build-sandbox-image.sh), warm containers per
-    # worker process, and each container's memory (the compile step needs ~1 GB), CPUs, pids.
+    # worker process, a new container's memory limit (each run then sets its own), CPUs, pids.
     sandbox_docker_image: str = "rlvr-sandbox:bookworm"
     sandbox_docker_pool: int = Field(default=2, ge=0, le=64)
     sandbox_docker_memory_mb: int = Field(default=1536, ge=128)

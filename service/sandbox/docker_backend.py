@@ -63,12 +63,16 @@ _RETRY_S = 30.0
 _CGROUP_HEADROOM = 64 << 20
 _REPLY_MARGIN_S = 10.0
 # Kill every other process of the caller's uid (kill(-1) spares the caller and PID 1) until
-# /proc shows none; a killed process stays visible until Docker's init reaps it. Leaves the
-# number found at first in $survivors. Builtins only: a fork here would count itself.
+# /proc shows none; a killed process stays visible until Docker's init reaps it. The first
+# kill is unconditional: a process that made itself non-dumpable shows /proc as root's, yet
+# kill(-1) reaches it. Leaves the number seen at first in $survivors. Builtins only: a fork
+# here would count itself.
 _KILL_ALL = r"""
 others() { c=0; for p in /proc/[0-9]*; do
     if [ -O "$p" ] && [ "${p#/proc/}" != "$$" ]; then c=$((c + 1)); fi; done; }
 others; survivors=$c; r=0
+kill -9 -1 2>/dev/null
+others
 while [ $c -gt 0 ] && [ $r -lt 2000 ]; do kill -9 -1 2>/dev/null; r=$((r + 1)); others; done
 """
 
@@ -244,6 +248,7 @@ class DockerBackend:
         self.image = image or settings.sandbox_docker_image
         self.pool_size = settings.sandbox_docker_pool if pool_size is None else pool_size
         self.memory_mb = memory_mb or settings.sandbox_docker_memory_mb
+        self._fresh_memory = self.memory_mb << 20
         self.cpus = cpus or settings.sandbox_docker_cpus
         self.pids_max = pids_max or settings.sandbox_docker_pids
         self.tmp_mb, self.work_mb = tmp_mb, work_mb
@@ -282,6 +287,7 @@ class DockerBackend:
 
     def _create(self) -> _Container:
         uid = self._next_uid()
+        memory = self._fresh_memory
         client = self._docker()
         container = client.containers.run(
             self.image,
@@ -297,8 +303,8 @@ class DockerBackend:
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             pids_limit=self.pids_max,
-            mem_limit=f"{self.memory_mb}m",
-            memswap_limit=f"{self.memory_mb}m",
+            mem_limit=memory,
+            memswap_limit=memory,
             shm_size="16m",
             cgroupns="private",
             nano_cpus=int(self.cpus * 1e9),
@@ -316,7 +322,7 @@ class DockerBackend:
             uid,
             host_pid,
             _Cgroup.of_pid(host_pid),
-            self.memory_mb << 20,
+            memory,
             _process_start(host_pid),
         )
 
@@ -427,6 +433,8 @@ class DockerBackend:
         except Exception as exc:
             raise SandboxError(f"could not set the container's memory limit: {exc}") from exc
         container.memory_bytes = limit_bytes
+        # New containers start with the limit runs use now: most sessions then set none.
+        self._fresh_memory = limit_bytes
 
     def _root(self, container: _Container, script: str, stdin: bytes = b"") -> None:
         result = self._exec(container, ["sh", "-c", script], user=0, stdin=stdin, wall_s=20.0)

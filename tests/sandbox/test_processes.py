@@ -102,3 +102,32 @@ def test_exits_before_anything_runs_are_plain_exits(sandbox: Sandboxed) -> None:
     ):
         result = sandbox.run(source)
         assert (result.exit_code, result.stdout) == (code, b""), source
+
+
+HIDDEN_DAEMON = """
+import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<pid> now shows root's
+    time.sleep(3600)
+print("left one behind")
+"""
+COUNT_MINE = """
+import os
+mine = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            uid = [line.split()[1] for line in status if line.startswith("Uid:")][0]
+    except OSError:
+        continue
+    if int(uid) == os.getuid() and int(pid) not in (os.getpid(), os.getppid()):
+        mine.append(pid)
+print(len(mine))
+"""
+
+
+def test_a_hidden_daemon_does_not_reach_the_next_test(dangerous: Sandboxed) -> None:
+    left, counted = dangerous.runs([HIDDEN_DAEMON, COUNT_MINE])  # one session
+    assert left.stdout == b"left one behind\n"
+    assert counted.stdout == b"0\n"

@@ -122,6 +122,7 @@ chmod 0755 {WORK_DIR}
 """
 
 _instances = itertools.count()
+_uids = itertools.count()  # per process, shared by every backend instance in it
 
 
 def _process_start(pid: int) -> str | None:
@@ -254,7 +255,6 @@ class DockerBackend:
         self.tmp_mb, self.work_mb = tmp_mb, work_mb
         self.instance = next(_instances)
         self.owner_pid = os.getpid()
-        self._uids = itertools.count()
         self._client: Any = None
         self._pool: list[_Container] = []
         self._retired: list[_Container] = []
@@ -265,7 +265,6 @@ class DockerBackend:
         self._closing = False
         self._report: ProbeReport | None = None
         self._failed_at: float | None = None
-        self._last_error: str | None = None
         self._cond = threading.Condition()
         self._probe_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -283,7 +282,7 @@ class DockerBackend:
         # A uid of its own per container (2**30 + pid·256 + n, below Docker's 2**31 bound):
         # RLIMIT_NPROC counts only this container's processes, and leftovers on the host are
         # attributable to it.
-        return 0x4000_0000 + ((os.getpid() & 0x3F_FFFF) << 8) + next(self._uids) % 256
+        return 0x4000_0000 + ((os.getpid() & 0x3F_FFFF) << 8) + next(_uids) % 256
 
     def _create(self) -> _Container:
         uid = self._next_uid()
@@ -315,8 +314,13 @@ class DockerBackend:
             log_config={"type": "none"},
             labels={LABEL: "1", _OWNER_LABEL: _owner_tag(os.getpid())},
         )
-        container.reload()
-        host_pid = int(container.attrs["State"]["Pid"])
+        try:
+            container.reload()
+            host_pid = int(container.attrs["State"]["Pid"])
+        except Exception:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+            raise
         return _Container(
             container.id,
             uid,
@@ -348,7 +352,6 @@ class DockerBackend:
         stdin: bytes = b"",
         wall_s: float = 30.0,
         caps: tuple[int, int] = (1 << 20, 1 << 20),
-        marker: bytes | None = None,
         stop_on_overrun: bool = True,
     ) -> _Exec:
         """Run ``argv`` in ``container``; feed stdin, read both streams under caps and a clock."""
@@ -369,7 +372,7 @@ class DockerBackend:
         except Exception as exc:
             raise SandboxError(f"docker exec failed: {exc}") from exc
         raw: socket.socket = getattr(attached, "_sock", attached)
-        stream = _Stream(raw, stdin, caps, marker)
+        stream = _Stream(raw, stdin, caps)
         started = time.monotonic()
         stopper: threading.Thread | None = None
         try:
@@ -473,9 +476,8 @@ class DockerBackend:
                 continue
             try:
                 made = self._create()
-            except Exception as exc:  # the engine went away: retry, report in the meantime
-                self._last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("could not start a sandbox container: %s", self._last_error)
+            except Exception as exc:  # the engine went away: retry; sessions start their own
+                log.warning("could not start a sandbox container: %s: %s", type(exc).__name__, exc)
                 with self._cond:
                     self._creating -= 1
                     self._cond.wait(1.0)
@@ -700,7 +702,6 @@ class DockerSession:
             stdin=spec.stdin,
             wall_s=limits.wall_s,
             caps=caps,
-            marker=marker.encode(),
         )
         cpu_after = container.cgroup.cpu_seconds()
         if b"\n" + marker.encode() + b" " not in done.stderr and not backend._running(container):
@@ -746,6 +747,8 @@ def _result(
     if len(parts) == 3 and parts[0] == b"ran" and parts[2].isdigit():
         survivors = int(parts[2])
     code = done.exit_code
+    if code is None:
+        raise SandboxError("docker reported no exit status for the run")
     term_signal = code - 128 if code is not None and 128 < code < 160 else None
     cpu = done.wall_s if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return RunResult(
@@ -786,10 +789,8 @@ def _tar(files: Mapping[str, bytes]) -> bytes:
 class _Stream:
     """The host side of one exec's hijacked connection: Docker's 8-byte framed stdout/stderr."""
 
-    def __init__(
-        self, raw: socket.socket, stdin: bytes, caps: tuple[int, int], marker: bytes | None
-    ) -> None:
-        self.raw, self.caps, self.marker = raw, caps, marker
+    def __init__(self, raw: socket.socket, stdin: bytes, caps: tuple[int, int]) -> None:
+        self.raw, self.caps = raw, caps
         self.pending = memoryview(stdin)
         self.buffer = bytearray()
         self.out = (bytearray(), bytearray())

@@ -67,5 +67,6 @@ def get_celery() -> Celery:
     return make_celery(get_settings())
 
 
-def task_options(queue: str, item_count: int, timeout_s: float) -> dict[str, Any]:
-    return {"queue": queue, "time_limit": int(item_count * timeout_s + 120)}
+def task_options(queue: str, budget_s: float) -> dict[str, Any]:
+    """A chunk's hard time limit: its items' budget plus slack for the database and start-up."""
+    return {"queue": queue, "time_limit": int(budget_s + 120)}

@@ -124,7 +124,7 @@ class CeleryExecutor:
 
         signatures = []
         for chunk in chunks:
-            options = task_options(chunk["queue"], len(chunk["items"]), float(chunk["timeout_s"]))
+            options = task_options(chunk["queue"], float(chunk["budget_s"]))
             signatures.append(self.app.signature("rlvr.verify_chunk", args=(chunk,), **options))
         result = group(signatures).apply_async()
         try:

@@ -123,8 +123,13 @@ class RewardService:
         self, body: RewardsRequest, plan: _Plan, spec: VerifierVersionSpec, indices: list[int]
     ) -> Chunk:
         items = []
+        kind_budget = get_kind(spec.kind).budget_s
+        timeout_s = self.settings.verify_timeout_s
+        budget_s = 0.0
         for index in indices:
             item = body.items[index]
+            own = kind_budget(item.ground_truth) if kind_budget is not None else 0.0
+            budget_s += max(timeout_s, own)
             items.append(
                 {
                     "index": index,
@@ -142,7 +147,9 @@ class RewardService:
             "step": body.step,
             "verifier": spec.to_payload(),
             "queue": _queue_for(spec),
-            "timeout_s": self.settings.verify_timeout_s,
+            "timeout_s": timeout_s,
+            # What the whole chunk may take: a task is stopped only past it (plus slack).
+            "budget_s": budget_s,
             "items": items,
         }
 

@@ -152,6 +152,24 @@ def _owner_alive(tag: str) -> bool:
     return _process_start(int(pid)) == started
 
 
+def image_reference(image: str | None = None) -> str:
+    """``name@<image id>`` of the runner image (what a verifier version pins), or
+    ``name@unavailable`` when no engine answers here."""
+    from service.settings import get_settings
+
+    name = image or get_settings().sandbox_docker_image
+    try:
+        import docker
+
+        client = docker.from_env(timeout=5)
+        try:
+            return f"{name}@{client.images.get(name).id}"
+        finally:
+            client.close()
+    except Exception:
+        return f"{name}@unavailable"
+
+
 @dataclass(slots=True)
 class _Cgroup:
     """The container's CPU and memory accounting files on the host (v1 or v2), if visible."""

@@ -33,6 +33,9 @@ class VerifierKind:
     isolated: bool = True
     # Celery queue: cheap CPU work and sandboxed code execution never share workers.
     queue: str = "cpu"
+    # Seconds one item may need when the kind bounds itself (code: its tests' wall clocks);
+    # None: the service's per-verification timeout bounds it.
+    budget_s: Callable[[Any], float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,7 @@ def _module_kind(kind: str) -> VerifierKind:
         validate_config=module.validate_config,
         isolated=getattr(module, "ISOLATED", True),
         queue=getattr(module, "QUEUE", "cpu"),
+        budget_s=getattr(module, "budget_s", None),
     )
 
 

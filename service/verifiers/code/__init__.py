@@ -32,13 +32,33 @@ import subprocess
 
 from service.sandbox import backend_name
 from service.sandbox.local import sandbox_python
+from service.verifiers.base import InvalidGroundTruth
 
 from .config import DEFAULT_CONFIG, validate_config
+from .execute import test_limits
+from .ground_truth import parse_ground_truth
 from .verifier import CODE_VERSION, verify
 
 # The sandbox bounds every run itself; the bounded child of the cpu queue is not needed.
 ISOLATED = False
 QUEUE = "sandbox"
+
+
+# Engine and process overhead per run on top of its wall clock (docker exec, interpreter).
+_RUN_OVERHEAD_S = 1.0
+
+
+def budget_s(ground_truth: object) -> float:
+    """The longest one item can take: compile plus every test at its wall clock. A worker's
+    task is given the sum over its items, so slow but legal programs are never cut short."""
+    try:
+        problem = parse_ground_truth(ground_truth)
+    except InvalidGroundTruth:
+        return 0.0
+    compile_limits = problem.language.compile_limits
+    total = compile_limits.wall_s + _RUN_OVERHEAD_S if compile_limits is not None else 0.0
+    per_test = test_limits(problem).wall_s + _RUN_OVERHEAD_S
+    return total + per_test * len(problem.tests)
 
 
 def _tool_version(argv: list[str]) -> str:
@@ -51,6 +71,11 @@ def _tool_version(argv: list[str]) -> str:
 
 def _library_versions() -> dict[str, str]:
     # The interpreter and compiler decide verdicts as much as any library does.
+    if backend_name() == "docker":
+        from service.sandbox.docker_backend import image_reference
+
+        # The runner image holds them there: pinned by its id.
+        return {"sandbox": "docker", "image": image_reference()}
     python = [sandbox_python(), "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"]
     return {
         "sandbox": backend_name(),
@@ -67,6 +92,7 @@ __all__ = [
     "ISOLATED",
     "LIBRARY_VERSIONS",
     "QUEUE",
+    "budget_s",
     "validate_config",
     "verify",
 ]

@@ -131,6 +131,10 @@ def test_code_rewards_through_celery_with_the_docker_sandbox(docker_stack: _Stac
     assert response.status_code == 200, response.text
     _check(response.json())
     assert {r["details"]["sandbox"] for r in response.json()["results"]} == {"docker"}
+    # The version pins the runner image the verdicts came from.
+    listing = httpx.get(f"{docker_stack.url}/v1/verifiers/code", timeout=30).json()
+    pinned = {v["library_versions"].get("image", "") for v in listing["versions"]}
+    assert any(p.startswith("rlvr-sandbox:bookworm@sha256:") for p in pinned), listing
     # Each worker process probed its sandbox when it started, before any task arrived.
     log = docker_stack.worker.log_path.read_text(errors="replace")
     assert log.count("sandbox docker ready") == 2, log[-2000:]

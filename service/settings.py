@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     # The docker backend: runner image (scripts/build-sandbox-image.sh), warm containers per
     # worker process, a new container's memory limit (each run then sets its own), CPUs, pids.
     sandbox_docker_image: str = "rlvr-sandbox:bookworm"
+    # Per-language images, JSON: '{"cpp": "rlvr-sandbox-cpp:bookworm"}'; others use the above.
+    sandbox_docker_images: dict[str, str] = Field(default_factory=dict)
     sandbox_docker_pool: int = Field(default=2, ge=0, le=64)
     sandbox_docker_memory_mb: int = Field(default=1536, ge=128)
     sandbox_docker_cpus: float = Field(default=1.0, gt=0)

@@ -41,7 +41,9 @@ class _MissingBackend:
         return ProbeReport(self.name, False, (self.reason,))
 
     @contextmanager
-    def session(self, files: Mapping[str, bytes]) -> Iterator[SandboxSession]:
+    def session(
+        self, files: Mapping[str, bytes], language: str | None = None
+    ) -> Iterator[SandboxSession]:
         raise SandboxUnavailable(self.reason)
         yield  # a generator, so that the error comes when the session is entered
 

@@ -1,4 +1,4 @@
-"""The one interface every sandbox backend implements (local namespaces now, Docker later).
+"""The one interface every sandbox backend implements (local namespaces, docker containers).
 
 A *session* holds one program's files in ``/work`` (read-only to the program unless a run
 asks for it to be writable, as a compile step does); each *run* executes one argv inside it
@@ -111,8 +111,11 @@ class SandboxBackend(Protocol):
         """Start (if needed) and check the isolation; never raises."""
         ...
 
-    def session(self, files: Mapping[str, bytes]) -> AbstractContextManager[SandboxSession]:
-        """Files go to /work; raises SandboxUnavailable if the probe failed."""
+    def session(
+        self, files: Mapping[str, bytes], language: str | None = None
+    ) -> AbstractContextManager[SandboxSession]:
+        """Files go to /work; raises SandboxUnavailable if the probe failed. ``language`` may
+        choose where the program runs (docker: that language's image and pool)."""
         ...
 
     def close(self) -> None: ...

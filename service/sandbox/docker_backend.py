@@ -227,6 +227,7 @@ class _Cgroup:
 @dataclass(slots=True)
 class _Container:
     id: str
+    image: str
     uid: int
     host_pid: int
     cgroup: _Cgroup = field(default_factory=_Cgroup)
@@ -255,6 +256,7 @@ class DockerBackend:
         self,
         image: str | None = None,
         pool_size: int | None = None,
+        images: Mapping[str, str] | None = None,
         memory_mb: int | None = None,
         cpus: float | None = None,
         pids_max: int | None = None,
@@ -265,6 +267,9 @@ class DockerBackend:
 
         settings = get_settings()
         self.image = image or settings.sandbox_docker_image
+        # A language may run in an image of its own (RLVR_SANDBOX_DOCKER_IMAGES); each image
+        # has its own warm pool, started when the image is first used and probed.
+        self.images = dict(settings.sandbox_docker_images if images is None else images)
         self.pool_size = settings.sandbox_docker_pool if pool_size is None else pool_size
         self.memory_mb = memory_mb or settings.sandbox_docker_memory_mb
         self._fresh_memory = self.memory_mb << 20
@@ -274,11 +279,12 @@ class DockerBackend:
         self.instance = next(_instances)
         self.owner_pid = os.getpid()
         self._client: Any = None
-        self._pool: list[_Container] = []
+        self._pools: dict[str, list[_Container]] = {}
+        self._image_reports: dict[str, ProbeReport] = {}
         self._retired: list[_Container] = []
         self._in_use: dict[str, _Container] = {}
         self._used_uids: set[int] = set()
-        self._creating = 0
+        self._creating: dict[str, int] = {}
         self._removing = 0
         self._closing = False
         self._report: ProbeReport | None = None
@@ -302,12 +308,12 @@ class DockerBackend:
         # attributable to it.
         return 0x4000_0000 + ((os.getpid() & 0x3F_FFFF) << 8) + next(_uids) % 256
 
-    def _create(self) -> _Container:
+    def _create(self, image: str) -> _Container:
         uid = self._next_uid()
         memory = self._fresh_memory
         client = self._docker()
         container = client.containers.run(
-            self.image,
+            image,
             list(_KEEPER),
             detach=True,
             user="0:0",
@@ -341,6 +347,7 @@ class DockerBackend:
             raise
         return _Container(
             container.id,
+            image,
             uid,
             host_pid,
             _Cgroup.of_pid(host_pid),
@@ -476,14 +483,14 @@ class DockerBackend:
         """Keep ``pool_size`` warm containers and remove retired ones, off the request path."""
         while True:
             with self._cond:
-                while not self._closing and not self._retired and not self._short():
+                while not self._closing and not self._retired and self._short() is None:
                     self._cond.wait()
                 if self._closing:
                     return
-                create = self._short()
-                retired = None if create else self._retired.pop()
-                if create:
-                    self._creating += 1
+                image = self._short()
+                retired = None if image is not None else self._retired.pop()
+                if image is not None:
+                    self._creating[image] += 1
                 else:
                     self._removing += 1
             if retired is not None:
@@ -492,35 +499,48 @@ class DockerBackend:
                     self._removing -= 1
                     self._cond.notify_all()
                 continue
+            assert image is not None
             try:
-                made = self._create()
+                made = self._create(image)
             except Exception as exc:  # the engine went away: retry; sessions start their own
                 log.warning("could not start a sandbox container: %s: %s", type(exc).__name__, exc)
                 with self._cond:
-                    self._creating -= 1
+                    self._creating[image] -= 1
                     self._cond.wait(1.0)
                 continue
             with self._cond:
-                self._creating -= 1
+                self._creating[image] -= 1
                 if self._closing:
                     self._retired.append(made)
                 else:
-                    self._pool.append(made)
+                    self._pools[image].append(made)
                 self._cond.notify_all()
             if self._closing:
                 self._remove(made)
 
-    def _short(self) -> bool:
-        return len(self._pool) + self._creating < self.pool_size
+    def _short(self) -> str | None:
+        """An image whose pool is below its size (counting starts in progress), if any."""
+        for image, pool in self._pools.items():
+            if len(pool) + self._creating[image] < self.pool_size:
+                return image
+        return None
 
-    def _take(self) -> _Container:
+    def _keep_warm(self, image: str) -> None:
         with self._cond:
-            if self._pool:
-                container = self._pool.pop(0)
+            if image not in self._pools:
+                self._pools[image] = []
+                self._creating[image] = 0
+                self._cond.notify_all()
+
+    def _take(self, image: str) -> _Container:
+        with self._cond:
+            pool = self._pools.get(image)
+            if pool:
+                container = pool.pop(0)
                 self._cond.notify_all()
                 return container
         try:
-            return self._create()  # the pool is empty: this request waits for a start
+            return self._create(image)  # the pool is empty: this request waits for a start
         except Exception as exc:
             raise SandboxError(f"could not start a sandbox container: {exc}") from exc
 
@@ -536,23 +556,18 @@ class DockerBackend:
         try:
             client = self._docker()
             client.ping()
-            client.images.get(self.image)
             security = client.info().get("SecurityOptions") or []
         except Exception as exc:
-            reason = f"docker engine or runner image {self.image!r} not available: {exc}"
-            if "No such image" in str(exc) or "not found" in str(exc).lower():
-                reason += " (build it with scripts/build-sandbox-image.sh)"
-            return ProbeReport(self.name, False, (reason,))
+            return ProbeReport(self.name, False, (f"docker engine not available: {exc}",))
         with contextlib.suppress(Exception):
             self._remove_stale()
-        try:
-            problems, facts = self._probe_program()
-        except SandboxError as exc:
-            return ProbeReport(self.name, False, (f"probe did not run: {exc}",))
-        if problems:
-            return ProbeReport(self.name, False, tuple(problems))
+        report = self._probe_image(self.image)
+        if not report.ok:
+            return report
+        facts = dict(report.facts)
         facts.update(
             image=self.image,
+            images=self.images,
             pool_size=self.pool_size,
             memory_limit="cgroup",
             process_limit="cgroup",
@@ -563,18 +578,33 @@ class DockerBackend:
 
     _cpu_visible = False
 
-    def _probe_program(self) -> tuple[list[str], dict[str, Any]]:
+    def _probe_image(self, image: str) -> ProbeReport:
+        """The isolation probe in a container of ``image``; on success its pool is kept warm."""
+        try:
+            self._docker().images.get(image)
+        except Exception as exc:
+            reason = f"runner image {image!r} not available: {exc}"
+            if "No such image" in str(exc) or "not found" in str(exc).lower():
+                reason += " (build it with scripts/build-sandbox-image.sh)"
+            return ProbeReport(self.name, False, (reason,))
         files = {"probe.py": PROBE_SOURCE.encode()}
         forbidden = ["/var/run/docker.sock", "/run/docker.sock", "/proc/1/environ", "/etc/shadow"]
         argv = ("python3", "-I", "-S", "/work/probe.py", json.dumps(forbidden))
-        with self._session(files) as session:
-            self._cpu_visible = session.container.cgroup.cpu_file is not None
-            result = session.run(RunSpec(argv, limits=Limits(cpu_s=5, wall_s=10)))
-            uid = session.container.uid
+        try:
+            with self._session(files, image, probing=True) as session:
+                self._cpu_visible = session.container.cgroup.cpu_file is not None
+                result = session.run(RunSpec(argv, limits=Limits(cpu_s=5, wall_s=10)))
+                uid = session.container.uid
+        except SandboxError as exc:
+            return ProbeReport(self.name, False, (f"probe did not run in {image}: {exc}",))
         if result.exit_code != 0:
-            return [f"probe failed: {result.stderr[-500:]!r}"], {}
+            return ProbeReport(self.name, False, (f"probe failed: {result.stderr[-500:]!r}",))
         problems, facts = check_probe_output(result.stdout, uid, kind="docker")
-        return problems, {key: facts.get(key) for key in ("pids", "uid", "init")}
+        if problems:
+            return ProbeReport(self.name, False, tuple(problems))
+        self._keep_warm(image)
+        facts = {key: facts.get(key) for key in ("pids", "uid", "init")}
+        return ProbeReport(self.name, True, (), facts)
 
     def probe(self) -> ProbeReport:
         """Check the engine, the image and the isolation once; then keep the pool warm."""
@@ -589,16 +619,32 @@ class DockerBackend:
             self._report = self._start()
             self._failed_at = None if self._report.ok else time.monotonic()
             if self._report.ok:
+                self._image_reports[self.image] = self._report
                 self._start_thread()
         return self._report
+
+    def image_for(self, language: str | None) -> str:
+        return self.images.get(language or "", self.image)
+
+    def _ensure_image(self, image: str) -> ProbeReport:
+        """The engine's probe, then (once per image) the probe in that image."""
+        with self._probe_lock:
+            report = self._ensure()
+            if not report.ok:
+                return report
+            known = self._image_reports.get(image)
+            if known is None or not known.ok:
+                known = self._image_reports[image] = self._probe_image(image)
+            return known
 
     def close(self) -> None:
         if os.getpid() != self.owner_pid:
             return
         with self._cond:
             self._closing = True
-            doomed = self._pool + self._retired + list(self._in_use.values())
-            self._pool, self._retired = [], []
+            warm = [c for pool in self._pools.values() for c in pool]
+            doomed = warm + self._retired + list(self._in_use.values())
+            self._pools, self._retired = {}, []
             self._cond.notify_all()
         for container in doomed:
             self._remove(container)
@@ -608,31 +654,38 @@ class DockerBackend:
     # -- sessions ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def session(self, files: Mapping[str, bytes]) -> Iterator[DockerSession]:
-        """A fresh container holding ``files`` in /work; SandboxUnavailable if the probe failed."""
-        report = self.probe()
+    def session(
+        self, files: Mapping[str, bytes], language: str | None = None
+    ) -> Iterator[DockerSession]:
+        """A fresh container of the language's image holding ``files`` in /work;
+        SandboxUnavailable if the engine's or that image's probe failed."""
+        image = self.image_for(language)
+        report = self._ensure_image(image)
         if not report.ok:
             raise SandboxUnavailable("; ".join(report.problems))
-        with self._session(files) as session:
+        with self._session(files, image) as session:
             yield session
 
     @contextlib.contextmanager
-    def _session(self, files: Mapping[str, bytes]) -> Iterator[DockerSession]:
-        container = self._open(_tar(files))
+    def _session(
+        self, files: Mapping[str, bytes], image: str, probing: bool = False
+    ) -> Iterator[DockerSession]:
+        container = self._open(_tar(files), image)
         try:
             yield DockerSession(self, container)
         finally:
-            self._retire(container)
-            if self._thread is None:  # the probe's own session: nothing refills or removes yet
-                self._remove(container)
+            if probing:  # the probe's own container: removed now, before any pool exists
                 with self._cond:
-                    self._retired.remove(container)
+                    self._in_use.pop(container.id, None)
+                self._remove(container)
+            else:
+                self._retire(container)
 
-    def _open(self, archive: bytes) -> _Container:
-        """A container from the pool with the files in /work; a pooled container that died
-        (engine restart, OOM of its keeper) is replaced once by a fresh one."""
+    def _open(self, archive: bytes, image: str) -> _Container:
+        """A container from the image's pool with the files in /work; a pooled container that
+        died (engine restart, OOM of its keeper) is replaced once by a fresh one."""
         for attempt in (1, 2):
-            container = self._take()
+            container = self._take(image)
             with self._cond:
                 self._in_use[container.id] = container
                 self._used_uids.add(container.uid)
@@ -665,14 +718,18 @@ class DockerBackend:
             all=True, filters={"label": f"{_OWNER_LABEL}={owner}"}
         )
         with self._cond:
-            known = {c.id for c in self._pool} | set(self._in_use)
+            known = {c.id for pool in self._pools.values() for c in pool} | set(self._in_use)
         return [info["Id"] for info in listed if info["Id"] not in known]
 
     def wait_idle(self, timeout_s: float = 30.0) -> bool:
-        """True once retired containers are removed and the pool is full (tests, benchmarks)."""
+        """True once retired containers are removed and every pool is full (tests, benchmarks)."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
-            while self._retired or self._removing or len(self._pool) < self.pool_size:
+            while (
+                self._retired
+                or self._removing
+                or any(len(pool) < self.pool_size for pool in self._pools.values())
+            ):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

@@ -323,8 +323,11 @@ class LocalBackend:
     # -- sessions ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def session(self, files: Mapping[str, bytes]) -> Iterator[LocalSession]:
-        """A fresh /work holding ``files``; raises SandboxUnavailable if isolation is missing."""
+    def session(
+        self, files: Mapping[str, bytes], language: str | None = None
+    ) -> Iterator[LocalSession]:
+        """A fresh /work holding ``files``; raises SandboxUnavailable if isolation is missing.
+        Every language runs on this machine's own toolchains here."""
         with self._lock:
             report = self._ensure()
             if not report.ok:

@@ -135,7 +135,7 @@ def test_closing_removes_every_container_and_stale_ones_go_at_start() -> None:
         network_mode="none",
         labels={LABEL: "1", "rlvr.sandbox.owner": f"{os.uname().nodename}:999999999:0"},
     )
-    ours = {container.id for container in backend._pool}
+    ours = {container.id for container in backend._pools[backend.image]}
     assert len(ours) == 2
     backend.close()
     remaining = {info["Id"] for info in client.api.containers(all=True, filters={"label": LABEL})}
@@ -148,3 +148,33 @@ def test_closing_removes_every_container_and_stale_ones_go_at_start() -> None:
             time.sleep(0.1)
     finally:
         fresh.close()
+
+
+def test_a_language_runs_in_its_own_image_and_pool() -> None:
+    base = open_sandbox("docker", pool_size=0)
+    base.close()
+    client = base._docker()
+    client.images.get(base.image).tag("rlvr-sandbox-alt", "test")
+    images = {"cpp": "rlvr-sandbox-alt:test", "java": "rlvr-sandbox:no-such-image"}
+    backend = DockerBackend(pool_size=1, images=images)
+    try:
+        assert backend.probe().ok
+        spec = RunSpec(("python3", "-I", "-S", "/work/s.py"))
+        seen = {}
+        for language in ("python", "cpp"):
+            with backend.session({"s.py": b"print('hi')"}, language=language) as session:
+                assert session.run(spec).stdout == b"hi\n"
+                seen[language] = client.api.inspect_container(session.container.id)["Config"]
+        assert seen["python"]["Image"] == backend.image
+        assert seen["cpp"]["Image"] == "rlvr-sandbox-alt:test"
+        assert backend.wait_idle(60)
+        assert set(backend._pools) == {backend.image, "rlvr-sandbox-alt:test"}
+        # A language whose image is missing refuses; the others keep working.
+        refused = pytest.raises(SandboxUnavailable, match="no-such-image")
+        with refused, backend.session({"s.py": b""}, language="java"):
+            pass
+        with backend.session({"s.py": b"print('hi')"}, language="python") as session:
+            assert session.run(spec).stdout == b"hi\n"
+    finally:
+        backend.close()
+        client.images.remove("rlvr-sandbox-alt:test")

@@ -73,9 +73,14 @@ def _library_versions() -> dict[str, str]:
     # The interpreter and compiler decide verdicts as much as any library does.
     if backend_name() == "docker":
         from service.sandbox.docker_backend import image_reference
+        from service.settings import get_settings
 
-        # The runner image holds them there: pinned by its id.
-        return {"sandbox": "docker", "image": image_reference()}
+        # The runner images hold them there: each pinned by its id.
+        settings = get_settings()
+        pinned = {"sandbox": "docker", "image": image_reference(settings.sandbox_docker_image)}
+        for language, image in sorted(settings.sandbox_docker_images.items()):
+            pinned[f"image.{language}"] = image_reference(image)
+        return pinned
     python = [sandbox_python(), "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"]
     return {
         "sandbox": backend_name(),

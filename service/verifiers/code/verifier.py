@@ -78,7 +78,8 @@ def verify(
     backend = get_backend()
     base["sandbox"] = backend.name
     try:
-        with backend.session(session_files(problem, program)) as session:
+        files = session_files(problem, program)
+        with backend.session(files, language=problem.language.name) as session:
             execution = execute(session, problem, stop_at_failure=settings["reward"] == "all")
     except SandboxUnavailable as exc:
         # Never run unisolated: no isolation means no verdict, not a 0.0.

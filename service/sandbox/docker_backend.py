@@ -682,8 +682,9 @@ class DockerBackend:
                 self._retire(container)
 
     def _open(self, archive: bytes, image: str) -> _Container:
-        """A container from the image's pool with the files in /work; a pooled container that
-        died (engine restart, OOM of its keeper) is replaced once by a fresh one."""
+        """A container from the image's pool with the files in /work. A pooled container that
+        died (an engine restart stops them all; an operator; the OOM killer) is dropped with
+        every other dead one of its pool, and a fresh container takes its place."""
         for attempt in (1, 2):
             container = self._take(image)
             with self._cond:
@@ -694,9 +695,19 @@ class DockerBackend:
                 return container
             except SandboxError:
                 self._retire(container)
-                if attempt == 2:
+                if attempt == 2 or self._running(container):
                     raise
+                self._drop_dead(image)
         raise AssertionError("unreachable")
+
+    def _drop_dead(self, image: str) -> None:
+        with self._cond:
+            pool = self._pools.get(image, [])
+            dead = [c for c in pool if not self._running(c)]
+            for container in dead:
+                pool.remove(container)
+                self._retired.append(container)
+            self._cond.notify_all()
 
     # -- evidence for tests and audits ---------------------------------------------------------
 

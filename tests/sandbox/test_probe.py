@@ -178,3 +178,18 @@ def test_a_language_runs_in_its_own_image_and_pool() -> None:
     finally:
         backend.close()
         client.images.remove("rlvr-sandbox-alt:test")
+
+
+def test_pooled_containers_that_died_are_replaced_without_an_error() -> None:
+    backend = open_sandbox("docker", pool_size=2)
+    try:
+        assert backend.wait_idle(60)
+        client = backend._docker()
+        for container in backend._pools[backend.image]:  # as an engine restart would
+            client.api.kill(container.id)
+        with backend.session({"s.py": b"print('fresh')"}) as session:
+            result = session.run(RunSpec(("python3", "-I", "-S", "/work/s.py")))
+        assert result.stdout == b"fresh\n"
+        assert backend.wait_idle(60) and backend.stray_containers() == []
+    finally:
+        backend.close()

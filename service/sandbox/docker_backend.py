@@ -278,12 +278,13 @@ class DockerBackend:
         self.tmp_mb, self.work_mb = tmp_mb, work_mb
         self.instance = next(_instances)
         self.owner_pid = os.getpid()
-        self._client: Any = None
+        self._clients = threading.local()
         self._pools: dict[str, list[_Container]] = {}
         self._image_reports: dict[str, ProbeReport] = {}
         self._retired: list[_Container] = []
         self._in_use: dict[str, _Container] = {}
         self._used_uids: set[int] = set()
+        self._created: set[str] = set()
         self._creating: dict[str, int] = {}
         self._removing = 0
         self._closing = False
@@ -296,11 +297,13 @@ class DockerBackend:
     # -- docker plumbing ---------------------------------------------------------------------
 
     def _docker(self) -> Any:
-        if self._client is None:
+        """This thread's engine client (the pool's thread and sessions never share one)."""
+        client = getattr(self._clients, "client", None)
+        if client is None:
             import docker
 
-            self._client = docker.from_env(timeout=60)
-        return self._client
+            client = self._clients.client = docker.from_env(timeout=60)
+        return client
 
     def _next_uid(self) -> int:
         # A uid of its own per container (2**30 + pid·256 + n, below Docker's 2**31 bound):
@@ -338,6 +341,8 @@ class DockerBackend:
             log_config={"type": "none"},
             labels={LABEL: "1", _OWNER_LABEL: _owner_tag(os.getpid())},
         )
+        with self._cond:
+            self._created.add(container.id)
         try:
             container.reload()
             host_pid = int(container.attrs["State"]["Pid"])
@@ -723,14 +728,15 @@ class DockerBackend:
         return processes_of_uids(self.program_uids())
 
     def stray_containers(self) -> list[str]:
-        """Containers of this process that are neither warm in the pool nor in use."""
+        """Containers this backend started that are neither warm in a pool nor in use."""
         owner = _owner_tag(os.getpid())
         listed = self._docker().api.containers(
             all=True, filters={"label": f"{_OWNER_LABEL}={owner}"}
         )
         with self._cond:
             known = {c.id for pool in self._pools.values() for c in pool} | set(self._in_use)
-        return [info["Id"] for info in listed if info["Id"] not in known]
+            created = set(self._created)
+        return [i["Id"] for i in listed if i["Id"] in created and i["Id"] not in known]
 
     def wait_idle(self, timeout_s: float = 30.0) -> bool:
         """True once retired containers are removed and every pool is full (tests, benchmarks)."""

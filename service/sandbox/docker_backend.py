@@ -563,7 +563,8 @@ class DockerBackend:
             client.ping()
             security = client.info().get("SecurityOptions") or []
         except Exception as exc:
-            return ProbeReport(self.name, False, (f"docker engine not available: {exc}",))
+            reason = f"docker engine not available (runner image {self.image!r}): {exc}"
+            return ProbeReport(self.name, False, (reason,))
         with contextlib.suppress(Exception):
             self._remove_stale()
         report = self._probe_image(self.image)

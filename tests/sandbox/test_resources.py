@@ -76,3 +76,9 @@ def test_stdin_larger_than_a_pipe_buffer_is_fed_completely(sandbox: Sandboxed) -
     data = b"7\n" * 200_000
     result = sandbox.run("import sys\nprint(len(sys.stdin.buffer.read()))\n", stdin=data)
     assert result.stdout == b"400000\n"
+
+
+def test_a_program_that_never_reads_a_large_stdin_still_finishes(sandbox: Sandboxed) -> None:
+    result = sandbox.run("print('ignored my input')\n", stdin=b"x" * (8 << 20))
+    assert result.stdout == b"ignored my input\n" and result.exit_code == 0
+    assert result.killed is None and result.wall_s < 1.5

@@ -29,6 +29,17 @@ def _own_path(controller: str) -> str | None:
     return None
 
 
+def counter(path: Path, key: str) -> int | None:
+    """A ``key value`` line of a cgroup stat file (memory.oom_control, memory.events,
+    cpu.stat); None when the file or the key is missing."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    return None
+
+
 def _pid_alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
@@ -100,12 +111,7 @@ class SandboxCgroups:
         """How many processes the kernel has killed for exceeding the group's memory."""
         if self.memory is None:
             return 0
-        with contextlib.suppress(OSError, ValueError):
-            for line in (self.memory / "memory.oom_control").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        return 0
+        return counter(self.memory / "memory.oom_control", "oom_kill") or 0
 
     def processes(self) -> list[int]:
         """Host pids in the sandbox's groups: after a run, only the server itself."""

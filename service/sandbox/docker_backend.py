@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
-import json
 import logging
 import os
 import secrets
@@ -48,7 +47,8 @@ from service.sandbox.base import (
     SandboxError,
     SandboxUnavailable,
 )
-from service.sandbox.probe import PROBE_SOURCE, check_probe_output
+from service.sandbox.cgroups import counter
+from service.sandbox.probe import check_probe_run, probe_spec
 from service.sandbox.server.wire import ENV, FAST_PYTHON
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,6 @@ _RESULT_FILE = "/tmp/.rlvr-result"
 _RETRY_S = 30.0
 # Memory of the keeper, the run's wrapper and the page cache of /work beyond the program.
 _CGROUP_HEADROOM = 64 << 20
-_REPLY_MARGIN_S = 10.0
 # Kill every other process of the caller's uid (kill(-1) spares the caller and PID 1) until
 # /proc shows none; a killed process stays visible until Docker's init reaps it. The first
 # kill is unconditional: a process that made itself non-dumpable shows /proc as root's, yet
@@ -125,19 +124,18 @@ _instances = itertools.count()
 _uids = itertools.count()  # per process, shared by every backend instance in it
 
 
+def _process_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time) of ``pid``: the start time tells a live process from a reused pid."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], fields[19]
+    except (OSError, IndexError):
+        return None
+
+
 def _process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (tells a live owner from a reused pid)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _process_state(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
+    stat = _process_stat(pid)
+    return None if stat is None else stat[1]
 
 
 def _owner_tag(pid: int) -> str:
@@ -201,33 +199,21 @@ class _Cgroup:
     def cpu_seconds(self) -> float | None:
         if self.cpu_file is None:
             return None
-        try:
-            text = self.cpu_file.read_text()
-        except OSError:
-            return None
         if self.cpu_file.name == "cpuacct.usage":
-            return int(text) / 1e9
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "usage_usec":
-                return int(value) / 1e6
-        return None
+            try:
+                return int(self.cpu_file.read_text()) / 1e9
+            except (OSError, ValueError):
+                return None
+        usec = counter(self.cpu_file, "usage_usec")
+        return None if usec is None else usec / 1e6
 
     def oom_kills(self) -> int:
-        if self.oom_file is None:
-            return 0
-        with contextlib.suppress(OSError, ValueError):
-            for line in self.oom_file.read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        return 0
+        return 0 if self.oom_file is None else counter(self.oom_file, "oom_kill") or 0
 
 
 @dataclass(slots=True)
 class _Container:
     id: str
-    image: str
     uid: int
     host_pid: int
     cgroup: _Cgroup = field(default_factory=_Cgroup)
@@ -352,7 +338,6 @@ class DockerBackend:
             raise
         return _Container(
             container.id,
-            image,
             uid,
             host_pid,
             _Cgroup.of_pid(host_pid),
@@ -447,8 +432,10 @@ class DockerBackend:
         if container.init_started is not None:
             # Race-free where the host's processes are visible: the container's init dies
             # before the kernel tears down the rest of its namespace.
-            alive = _process_state(container.host_pid) not in ("Z", "X", None)
-            return alive and _process_start(container.host_pid) == container.init_started
+            stat = _process_stat(container.host_pid)
+            return (
+                stat is not None and stat[0] not in ("Z", "X") and stat[1] == container.init_started
+            )
         try:
             state = self._docker().api.inspect_container(container.id)["State"]
         except Exception:
@@ -593,19 +580,16 @@ class DockerBackend:
             if "No such image" in str(exc) or "not found" in str(exc).lower():
                 reason += " (build it with scripts/build-sandbox-image.sh)"
             return ProbeReport(self.name, False, (reason,))
-        files = {"probe.py": PROBE_SOURCE.encode()}
         forbidden = ["/var/run/docker.sock", "/run/docker.sock", "/proc/1/environ", "/etc/shadow"]
-        argv = ("python3", "-I", "-S", "/work/probe.py", json.dumps(forbidden))
+        files, spec = probe_spec(forbidden)
         try:
             with self._session(files, image, probing=True) as session:
                 self._cpu_visible = session.container.cgroup.cpu_file is not None
-                result = session.run(RunSpec(argv, limits=Limits(cpu_s=5, wall_s=10)))
+                result = session.run(spec)
                 uid = session.container.uid
         except SandboxError as exc:
             return ProbeReport(self.name, False, (f"probe did not run in {image}: {exc}",))
-        if result.exit_code != 0:
-            return ProbeReport(self.name, False, (f"probe failed: {result.stderr[-500:]!r}",))
-        problems, facts = check_probe_output(result.stdout, uid, kind="docker")
+        problems, facts = check_probe_run(result, uid, kind="docker")
         if problems:
             return ProbeReport(self.name, False, tuple(problems))
         self._keep_warm(image)

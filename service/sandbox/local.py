@@ -34,7 +34,7 @@ from service.sandbox.base import (
     SandboxUnavailable,
 )
 from service.sandbox.cgroups import SandboxCgroups
-from service.sandbox.probe import PROBE_SOURCE, check_probe_output, forbidden_paths
+from service.sandbox.probe import check_probe_run, forbidden_paths, probe_spec
 from service.sandbox.server import wire
 
 _SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
@@ -269,16 +269,13 @@ class LocalBackend:
         return ProbeReport(self.name, True, (), facts)
 
     def _probe_program(self) -> tuple[list[str], dict[str, Any]]:
-        files = {"probe.py": PROBE_SOURCE.encode()}
-        argv = ("python3", "-I", "-S", "/work/probe.py", json.dumps(forbidden_paths(self.ro_paths)))
+        files, spec = probe_spec(forbidden_paths(self.ro_paths))
         try:
             with self._session(files) as session:
-                result = session.run(RunSpec(argv, limits=Limits(cpu_s=5, wall_s=10)))
+                result = session.run(spec)
         except SandboxError as exc:
             return [f"probe did not run: {exc}"], {}
-        if result.exit_code != 0:
-            return [f"probe failed: {result.stderr[-500:]!r}"], {}
-        return check_probe_output(result.stdout, self.sandbox_uid)
+        return check_probe_run(result, self.sandbox_uid)
 
     def probe(self) -> ProbeReport:
         """Start the server if needed and return the (cached) isolation report."""

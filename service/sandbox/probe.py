@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from service.sandbox.base import Limits, RunResult, RunSpec
+
 PROJECT_DIR = str(Path(__file__).resolve().parents[2])
 
 PROBE_SOURCE = r"""
@@ -63,6 +65,21 @@ def forbidden_paths(bound: Iterable[str]) -> list[str]:
     ]
     bound = list(bound)
     return [p for p in candidates if not any(b.startswith(p.rstrip("/") + "/") for b in bound)]
+
+
+def probe_spec(forbidden: list[str]) -> tuple[dict[str, bytes], RunSpec]:
+    """The probe's files and run, as any backend starts it."""
+    argv = ("python3", "-I", "-S", "/work/probe.py", json.dumps(forbidden))
+    return {"probe.py": PROBE_SOURCE.encode()}, RunSpec(argv, limits=Limits(cpu_s=5, wall_s=10))
+
+
+def check_probe_run(
+    result: RunResult, sandbox_uid: int, kind: str = "local"
+) -> tuple[list[str], dict[str, Any]]:
+    """Problems of a finished probe run (its exit, then its report) and the facts it gave."""
+    if result.exit_code != 0:
+        return [f"probe failed: {result.stderr[-500:]!r}"], {}
+    return check_probe_output(result.stdout, sandbox_uid, kind)
 
 
 def check_probe_output(

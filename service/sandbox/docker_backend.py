@@ -62,16 +62,18 @@ _RETRY_S = 30.0
 # Memory of the keeper, the run's wrapper and the page cache of /work beyond the program.
 _CGROUP_HEADROOM = 64 << 20
 # Kill every other process of the caller's uid (kill(-1) spares the caller and PID 1) until
-# /proc shows none; a killed process stays visible until Docker's init reaps it. The first
-# kill is unconditional: a process that made itself non-dumpable shows /proc as root's, yet
-# kill(-1) reaches it. Leaves the number seen at first in $survivors. Builtins only: a fork
-# here would count itself.
+# /proc shows none, read by the real uid in each status file: a process that made itself
+# non-dumpable shows its /proc directory as root's, and a killed one stays until Docker's init
+# reaps it. Leaves the number seen at first in $survivors. Builtins only: a fork here would
+# count itself.
 _KILL_ALL = r"""
+uid_of() { u=; { while read -r k v _; do
+    if [ "$k" = "Uid:" ]; then u=$v; break; fi; done < "$1/status"; } 2>/dev/null; }
+uid_of /proc/self; me=$u
 others() { c=0; for p in /proc/[0-9]*; do
-    if [ -O "$p" ] && [ "${p#/proc/}" != "$$" ]; then c=$((c + 1)); fi; done; }
+    if [ "${p#/proc/}" != "$$" ]; then uid_of "$p"; [ "$u" = "$me" ] && c=$((c + 1)); fi
+    done; }
 others; survivors=$c; r=0
-kill -9 -1 2>/dev/null
-others
 while [ $c -gt 0 ] && [ $r -lt 2000 ]; do kill -9 -1 2>/dev/null; r=$((r + 1)); others; done
 """
 

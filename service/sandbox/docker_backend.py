@@ -77,10 +77,9 @@ others; survivors=$c; r=0
 while [ $c -gt 0 ] && [ $r -lt 2000 ]; do kill -9 -1 2>/dev/null; r=$((r + 1)); others; done
 """
 
-# The wrapper of every run (dash). Arguments: marker, then rlimits, then the program's argv.
-_WRAPPER = rf"""
-mark=$1 cpu=$2 mem=$3 fsize=$4 nofile=$5 nproc=$6 stack=$7
-shift 7
+# Before every run: nothing of the previous one left, and the program there to start. A
+# failure prints a "setup" trailer and exits 125 ($mark and "$1", the program, are set).
+_SETUP = rf"""
 {_KILL_ALL}
 for f in /tmp/* /tmp/.[!.]* /tmp/..?* /dev/shm/* /dev/shm/.[!.]* /dev/shm/..?*; do
     if [ -L "$f" ]; then rm -f "$f"; elif [ -e "$f" ]; then chmod -R u+rwx "$f"; rm -rf "$f"; fi
@@ -92,6 +91,17 @@ for f in /tmp/* /tmp/.[!.]* /tmp/..?* /dev/shm/* /dev/shm/.[!.]* /dev/shm/..?*; 
         exit 125
     fi
 done
+if ! command -v "$1" >/dev/null 2>&1; then
+    printf '\n%s setup no program %s\n' "$mark" "$1" >&2
+    exit 125
+fi
+"""
+
+# The wrapper of every run (dash). Arguments: marker, then rlimits, then the program's argv.
+_WRAPPER = rf"""
+mark=$1 cpu=$2 mem=$3 fsize=$4 nofile=$5 nproc=$6 stack=$7
+shift 7
+{_SETUP}
 # fd 3 (the drivers' result channel) is a file no program can see by name: unlinked at once,
 # read back afterwards through this shell's own descriptor.
 exec 3>{_RESULT_FILE} && rm -f {_RESULT_FILE}
@@ -103,6 +113,15 @@ rc=$?
 printf '\n%s ran %d %d\n' "$mark" "$rc" "$survivors" >&2
 cat /proc/$$/fd/3 >&2
 exit $rc
+"""
+
+# The host's own check of a failure claimed from inside a run (marker, program): the program
+# shares the wrapper's uid and could fake a "setup" trailer or exit status to turn its 0.0
+# into an error, so a claim counts only if the set-up fails again without the program.
+_CHECK = f"""
+mark=$1
+shift 1
+{_SETUP}
 """
 
 # /work belongs to root (the exec user 0 has no capabilities, but owns the tmpfs): programs
@@ -783,13 +802,28 @@ class DockerSession:
             caps=caps,
         )
         cpu_after = container.cgroup.cpu_seconds()
-        if b"\n" + marker.encode() + b" " not in done.stderr and not backend._running(container):
+        _, trailer, _ = _split_trailer(done.stderr, marker.encode())
+        if not trailer and not backend._running(container):
             # No trailer because the container itself went away (engine, OOM of its init,
             # an operator): the sandbox failed, not the program.
             raise SandboxError("the sandbox container stopped during the run")
+        claims_setup = trailer.startswith(b"setup ") and done.exit_code == 125
+        # 126/127 without a trailer: the runtime could not start the wrapper at all.
+        claims_start = not trailer and done.exit_code in (126, 127) and not done.killed
+        if claims_setup or claims_start:
+            self._confirm_failure(spec.argv[0], done)
         if spec.work_writable:
             backend._root(container, _TAKE_BACK_WORK)
         return _result(done, marker.encode(), limits, cpu_before, cpu_after, oom_before, container)
+
+    def _confirm_failure(self, program: str, done: _Exec) -> None:
+        """Raise SandboxError if the set-up really fails; return if the program faked it."""
+        check = ["sh", "-c", _CHECK, "rlvr-check", secrets.token_hex(16), program]
+        checked = self.backend._exec(self.container, check, user=self.container.uid, wall_s=20)
+        if checked.exit_code != 0 or checked.killed:
+            said = (checked.stderr or done.stdout or done.stderr)[-300:]
+            reason = said.decode("utf-8", "replace").strip().split(" ", 1)[-1]
+            raise SandboxError(f"sandbox could not start the program: {reason}")
 
 
 def _argv(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -811,12 +845,6 @@ def _result(
 ) -> RunResult:
     stderr, trailer, result = _split_trailer(done.stderr, marker)
     killed = done.killed
-    if trailer.startswith(b"setup "):
-        raise SandboxError(f"sandbox could not start the program: {trailer[6:].decode()}")
-    if not trailer and done.exit_code in (126, 127) and not killed:
-        # The runtime could not start the wrapper at all (it reports on the exec's stdout).
-        detail = (done.stdout + stderr)[-300:].decode("utf-8", "replace").strip()
-        raise SandboxError(f"docker could not start the run: {detail}")
     if killed is None and len(stderr) > limits.stderr_bytes:
         killed = "stderr_limit"
     if killed is None and len(result) > limits.result_bytes:

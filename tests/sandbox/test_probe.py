@@ -193,3 +193,24 @@ def test_pooled_containers_that_died_are_replaced_without_an_error() -> None:
         assert backend.wait_idle(60) and backend.stray_containers() == []
     finally:
         backend.close()
+
+
+def test_a_missing_program_is_a_sandbox_error_on_both_backends(backend: Any) -> None:
+    with backend.session({"a.py": b""}) as session, pytest.raises(SandboxError, match="start"):
+        session.run(RunSpec(("no-such-program",)))
+
+
+def test_a_failure_claimed_from_inside_is_checked_by_the_host() -> None:
+    """The program shares its wrapper's uid: a faked "setup" trailer or exit status must not
+    turn its 0.0 into an error. The host re-runs the set-up alone and believes only that."""
+    from service.sandbox.docker_backend import _Exec
+
+    backend = open_sandbox("docker", pool_size=0)
+    try:
+        claimed = _Exec(exit_code=125, stdout=b"", stderr=b"", wall_s=0.1, killed=None)
+        with backend.session({"a.py": b""}) as session:
+            session._confirm_failure("python3", claimed)  # the set-up works: no error
+            with pytest.raises(SandboxError, match="no program no-such-program"):
+                session._confirm_failure("no-such-program", claimed)
+    finally:
+        backend.close()

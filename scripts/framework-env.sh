@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the side environment in which tests/frameworks drive the real trainers (TRL, verl,
-# verifiers, OpenRLHF) against a running service: .venv-frameworks (or $1).
+# verifiers, OpenRLHF, NeMo-Gym) against a running service: .venv-frameworks (or $1).
 #
 # The trainers' pins clash with the service's (verl's hydra needs antlr4 4.9, the service's
 # verifier core pins 4.13), so they get a venv of their own. The project goes in with --no-deps
@@ -22,9 +22,10 @@ PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check --no-compile)
 "${PIP[@]}" --upgrade pip
 # torch first and alone, at the exact pin: a CPU wheel of a few hundred MB.
 "${PIP[@]}" "$(grep -E '^torch==' "$REQUIREMENTS")"
-grep -vE '^(openrlhf|torch)==' "$REQUIREMENTS" >"$VENV/requirements-main.txt"
+grep -vE '^(openrlhf|torch|nemo-gym)==' "$REQUIREMENTS" >"$VENV/requirements-main.txt"
 "${PIP[@]}" -r "$VENV/requirements-main.txt" -c "$REQUIREMENTS"
 "${PIP[@]}" --no-deps "$(grep -E '^openrlhf==' "$REQUIREMENTS")"
+"${PIP[@]}" --no-deps --ignore-requires-python "$(grep -E '^nemo-gym==' "$REQUIREMENTS")"
 # verl's and OpenRLHF's wheels install their own test suites as a top-level package `tests`,
 # which would shadow this repository's tests/ (a namespace package); nothing imports them.
 rm -rf "$VENV"/lib/python3*/site-packages/tests

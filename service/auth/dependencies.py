@@ -1,4 +1,5 @@
-"""Who is calling, for every protected route: ``Authorization: Bearer <key>`` → a Principal.
+"""Who is calling, for every protected route: ``Authorization: Bearer <key>`` (or the key as
+HTTP Basic's password) → a Principal.
 
 A verified key is remembered for ``CHECK_TTL_S`` seconds per API process, so a training loop
 does not pay a scrypt check and a database read on every request; a revoked key stops working
@@ -7,6 +8,8 @@ within that time everywhere.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import logging
 import threading
@@ -98,6 +101,20 @@ class Authenticator:
         return found.principal, expires_at
 
 
+def basic_password(authorization: str) -> str | None:
+    """The key sent as HTTP Basic's password (any user name), for clients that can only put
+    credentials in a URL (``http://rlvr:<key>@host:port``, as NeMo-Gym's server client does)."""
+    scheme, _, encoded = authorization.partition(" ")
+    if scheme.lower() != "basic" or not encoded or len(encoded) > 4 * MAX_KEY_CHARS:
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    _, separator, password = decoded.partition(":")
+    return password if separator else None
+
+
 def require(scope: str | None) -> Callable[..., Principal]:
     """A dependency: the caller's principal, with ``scope`` (or just a valid key if None)."""
 
@@ -105,10 +122,13 @@ def require(scope: str | None) -> Callable[..., Principal]:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Principal:
-        if credentials is None or credentials.scheme.lower() != "bearer":
+        presented = credentials.credentials if credentials is not None else None
+        if presented is None:
+            presented = basic_password(request.headers.get("authorization", ""))
+        if presented is None:
             raise Unauthorized("an API key is required: Authorization: Bearer <key>")
         authenticator: Authenticator = request.app.state.authenticator
-        principal = authenticator.authenticate(credentials.credentials)
+        principal = authenticator.authenticate(presented)
         if scope is not None and scope not in principal.scopes:
             raise Forbidden(f"this key lacks the scope {scope!r}")
         return principal

@@ -1,4 +1,5 @@
-"""Compatibility routes for trainers that already speak a reward protocol.
+"""Compatibility routes for trainers that already speak a reward protocol (OpenRLHF here,
+NeMo-Gym in ``nemo_gym.py``).
 
 They translate into the one reward pipeline, so every item is verified, versioned and logged
 exactly as through POST /v1/rewards.
@@ -9,8 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
+from pydantic import BaseModel, Field, JsonValue, ValidationError, model_validator
 
+from service.compat.nemo_gym import router as nemo_gym_router
 from service.contract import RewardResult
 from service.errors import ERROR_RESPONSES, DependencyUnavailable, InvalidRequest
 from service.rewards.endpoints import IdempotencyKey, RateLimitedWriter, RewardServiceDep
@@ -125,83 +127,5 @@ async def openrlhf(
     return OpenRLHFResponse(rewards=rewards, scores=rewards, extra_logs=extra_logs)
 
 
-# expected_answer or ground_truth, not null: the rule as JSON Schema states it.
-_ANSWER_GIVEN: dict[str, Any] = {
-    "anyOf": [
-        {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-        for name in ("expected_answer", "ground_truth")
-    ]
-}
-
-
-class NemoGymVerifyRequest(BaseModel):
-    """A NeMo-Gym resource-server verify call: the task row plus the policy's response."""
-
-    model_config = ConfigDict(extra="allow", json_schema_extra=_ANSWER_GIVEN)
-
-    responses_create_params: dict[str, Any] = Field(default_factory=dict)
-    response: dict[str, Any]
-    expected_answer: JsonValue = None
-    ground_truth: JsonValue = None
-
-    @model_validator(mode="after")
-    def _storable(self) -> NemoGymVerifyRequest:
-        # The whole task row is echoed back: nothing in it may be unwritable as JSON.
-        _refuse_unstorable({**self.__dict__, **(self.model_extra or {})})
-        return self
-
-
-def _response_text(response: dict[str, Any]) -> str:
-    """The assistant's text from an OpenAI Responses-API object (output → message → text)."""
-    texts: list[str] = []
-    for output in response.get("output") or []:
-        if not isinstance(output, dict) or output.get("type", "message") != "message":
-            continue
-        for part in output.get("content") or []:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-    if not texts and isinstance(response.get("output_text"), str):
-        texts.append(response["output_text"])
-    return "".join(texts)
-
-
-def _prompt_text(params: dict[str, Any]) -> str | None:
-    prompt = params.get("input")
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list):
-        parts = [m.get("content") for m in prompt if isinstance(m, dict)]
-        return "\n".join(p for p in parts if isinstance(p, str)) or None
-    return None
-
-
-@router.post("/nemo-gym/verify")
-async def nemo_gym_verify(
-    body: NemoGymVerifyRequest,
-    service: RewardServiceDep,
-    caller: RateLimitedWriter,
-    idempotency_key: IdempotencyKey = None,
-    verifier: VerifierQuery = "math",
-) -> dict[str, Any]:
-    """NeMo-Gym-style verify: the request echoed back with ``reward`` and the audit fields."""
-    ground_truth = body.expected_answer if body.expected_answer is not None else body.ground_truth
-    if ground_truth is None:
-        raise InvalidRequest("expected_answer (or ground_truth) is required")
-    item = {
-        "prompt": _prompt_text(body.responses_create_params),
-        "completion": _response_text(body.response),
-        "ground_truth": ground_truth,
-    }
-    request = _rewards_request(verifier, [item])
-    response = await service.compute(request, idempotency_key, caller.tenant_id)
-    result = response.results[0]
-    (reward,) = _rewards_or_raise([result])
-    return {
-        **body.model_dump(mode="json"),
-        "reward": reward,
-        "status": result.status,
-        "verifier": result.verifier,
-        "version": result.version,
-        "decision_id": result.decision_id,
-        "details": result.details,
-    }
+# NeMo-Gym's resources-server surface, one server per verifier (service/compat/nemo_gym.py).
+router.include_router(nemo_gym_router)

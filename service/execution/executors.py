@@ -69,7 +69,7 @@ def _ping() -> bool:
     return True
 
 
-# How long the app waits for its local pools to start and warm up before it serves anyway.
+# How long a request waits for its local pool to start and warm up before it runs anyway.
 POOL_START_TIMEOUT_S = 120.0
 
 
@@ -102,6 +102,8 @@ class _LocalPool:
             self.pool, self._started = self._new_pool()
 
     async def started(self, timeout_s: float) -> None:
+        if all(future.done() for future in self._started):
+            return
         await asyncio.wait(
             [asyncio.wrap_future(future) for future in self._started], timeout=timeout_s
         )
@@ -138,13 +140,15 @@ class LocalPoolExecutor:
         self._pools = {queue: _LocalPool(queue, sizes[queue], settings) for queue in QUEUES}
 
     async def start(self) -> None:
-        # Serve once the pools are warm (as /readyz then says), not with a cold first request;
-        # a pool that does not come up in time is reported by /readyz instead.
-        await asyncio.gather(*(pool.started(POOL_START_TIMEOUT_S) for pool in self._pools.values()))
+        # The pools warm up while the API already listens: /readyz answers 503 with
+        # Retry-After at once until they are warm, and a reward request that arrives meanwhile
+        # waits for its pool (below) instead of meeting a cold process or a closed port.
+        return None
 
     async def run_chunks(self, chunks: list[ChunkRequest]) -> list[list[RewardResult]]:
         loop = asyncio.get_running_loop()
         pools = [self._pools[queue_of(chunk)] for chunk in chunks]
+        await asyncio.gather(*(pool.started(POOL_START_TIMEOUT_S) for pool in set(pools)))
         executors = [pool.pool for pool in pools]
         try:
             futures = [

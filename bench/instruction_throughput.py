@@ -4,7 +4,8 @@
 Run from the repository root, with the virtualenv active (lm-eval comes with the dev extra)::
 
     python bench/instruction_throughput.py [--items 2000] [--mode strict]
-    python bench/instruction_throughput.py --service-url http://127.0.0.1:8000 [--api-key KEY]
+    python bench/instruction_throughput.py --service-url http://127.0.0.1:8000 \
+        [--api-key KEY] [--in-flight 4]
 
 1. A seeded workload of realistic responses (prose, lists, JSON, titles, sections, postscripts,
    sometimes a <think> block), each with 1-3 IFEval instructions and explicit kwargs.
@@ -257,20 +258,23 @@ def run_lm_eval(items: list[Item], mode: str) -> tuple[float, list[bool]]:
 
 
 def run_service(
-    items: list[Item], url: str, api_key: str | None, batch: int, mode: str
+    items: list[Item], url: str, api_key: str | None, batch: int, mode: str, in_flight: int
 ) -> tuple[float, list[bool]]:
+    """POST the items in batches, ``in_flight`` requests at a time (a trainer's reward workers
+    send a step's rollouts together), and time the whole set end to end."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
 
     if mode != "strict":
         raise SystemExit("the built-in ifeval@1.0.0 is strict: use --mode strict with the service")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     endpoint = url.rstrip("/") + "/v1/rewards"
-    statuses: list[bool] = []
     with httpx.Client(timeout=600.0, headers=headers) as client:
         warm = client.post(endpoint, json={"verifier": "ifeval", "items": items[:1]})
         warm.raise_for_status()
-        started = time.perf_counter()
-        for start in range(0, len(items), batch):
+
+        def post(start: int) -> list[bool]:
             body = {
                 "verifier": "ifeval",
                 "run_id": "bench-ifeval",
@@ -278,8 +282,12 @@ def run_service(
             }
             response = client.post(endpoint, json=body)
             response.raise_for_status()
-            statuses.extend(r["status"] == "correct" for r in response.json()["results"])
-        return time.perf_counter() - started, statuses
+            return [r["status"] == "correct" for r in response.json()["results"]]
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(in_flight) as pool:
+            pages = list(pool.map(post, range(0, len(items), batch)))
+        return time.perf_counter() - started, [status for page in pages for status in page]
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,6 +301,7 @@ def main() -> None:
     parser.add_argument("--service-url", help="also POST the items to this service's /v1/rewards")
     parser.add_argument("--api-key", help="Bearer key for the service")
     parser.add_argument("--batch", type=int, default=64, help="items per request to the service")
+    parser.add_argument("--in-flight", type=int, default=4, help="requests in flight at once")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args()
 
@@ -305,7 +314,9 @@ def main() -> None:
     rows["lm-eval (in-process)"] = {"seconds": ref_s, "verdicts_per_s": len(items) / ref_s}
     agree = sum(a == b for a, b in zip(ours, ref, strict=True))
     if args.service_url:
-        svc_s, svc = run_service(items, args.service_url, args.api_key, args.batch, args.mode)
+        svc_s, svc = run_service(
+            items, args.service_url, args.api_key, args.batch, args.mode, args.in_flight
+        )
         rows["ours (service)"] = {"seconds": svc_s, "verdicts_per_s": len(items) / svc_s}
         same = sum(a == b for a, b in zip(ours, svc, strict=True))
         print(f"service agrees with in-process on {same}/{len(items)}")
@@ -316,6 +327,10 @@ def main() -> None:
         rows["ours (in-process)"]["verdicts_per_s"] / rows["lm-eval (in-process)"]["verdicts_per_s"]
     )
     print(f"ratio ours / lm-eval (in-process): {ratio:.2f}x")
+    if "ours (service)" in rows:
+        through = rows["ours (service)"]["verdicts_per_s"]
+        reference = rows["lm-eval (in-process)"]["verdicts_per_s"]
+        print(f"ratio ours through the service / lm-eval (in-process): {through / reference:.2f}x")
     print(f"prompt-level verdicts agree on {agree}/{len(items)}; followed: {sum(ours)}")
     if args.json:
         payload = {

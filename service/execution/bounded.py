@@ -17,6 +17,7 @@ import resource
 import signal
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
@@ -91,22 +92,28 @@ def _child_main(conn: Connection, memory_limit_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
-            call: Call = conn.recv()
+            # A batch of calls in one message: a chunk of cheap checks pays one round trip,
+            # while each verdict still goes back on its own, so the parent times each call.
+            calls: list[Call] = conn.recv()
         except (EOFError, OSError):
             return
-        started = time.perf_counter()
-        verdict = verdict_for(call)
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
-        try:
-            conn.send((verdict.to_dict(), elapsed_ms))
-        except MemoryError:
-            conn.send(
-                (Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"}).to_dict(), 0.0)
-            )
+        for call in calls:
+            started = time.perf_counter()
+            verdict = verdict_for(call)
+            elapsed_ms = (time.perf_counter() - started) * 1000.0
+            try:
+                conn.send((verdict.to_dict(), elapsed_ms))
+            except MemoryError:
+                conn.send(
+                    (
+                        Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"}).to_dict(),
+                        0.0,
+                    )
+                )
 
 
 class BoundedRunner:
-    """One killable child process that verifies calls one at a time, each within limits."""
+    """One killable child process that verifies calls in order, each within limits."""
 
     def __init__(self, timeout_s: float, memory_mb: int) -> None:
         self.timeout_s = timeout_s
@@ -150,33 +157,53 @@ class BoundedRunner:
 
     def call(self, call: Call, timeout_s: float | None = None) -> tuple[Verdict, float]:
         """Verify one call; returns the verdict and the wall time in milliseconds."""
+        return self.call_many([call], timeout_s)[0]
+
+    def call_many(
+        self, calls: Sequence[Call], timeout_s: float | None = None
+    ) -> list[tuple[Verdict, float]]:
+        """Verify calls in order, each within the time limit of its own; returns each verdict
+        and its time in milliseconds. The calls go to the child in one message; a call that
+        overruns or kills the child costs a fresh child, and the rest go on in it."""
         if os.getpid() != self._owner_pid:  # inherited across a fork: never share a child
             self._pid, self._conn, self._owner_pid = None, None, os.getpid()
-        if self._conn is None:
-            self._spawn()
-        assert self._conn is not None
         limit = self.timeout_s if timeout_s is None else timeout_s
-        started = time.perf_counter()
-        try:
-            self._conn.send(call)
-            if self._conn.poll(limit):
-                verdict_dict, _ = self._conn.recv()
-                return Verdict.from_dict(verdict_dict), (time.perf_counter() - started) * 1000.0
-        except (EOFError, OSError, BrokenPipeError):
-            term_signal = self._reap(kill=False)
-            self.restarts += 1
-            elapsed = (time.perf_counter() - started) * 1000.0
-            # Memory bombs end as MemoryError under RLIMIT_AS (a "timeout" verdict above); a
-            # child that dies on its own — a crash, the OOM killer, an operator's kill — is the
-            # service failing, so the item gets no reward rather than a 0.0.
-            reason = f"verifier process died (signal {term_signal})"
-            log.error("bounded verifier crashed: %s", reason)
-            return Verdict(None, "error", details={"reason": reason}), elapsed
+        results: list[tuple[Verdict, float]] = []
+        while len(results) < len(calls):
+            if self._conn is None:
+                self._spawn()
+            assert self._conn is not None
+            started = time.perf_counter()
+            try:
+                self._conn.send(list(calls[len(results) :]))
+                while len(results) < len(calls):
+                    if not self._conn.poll(limit - (time.perf_counter() - started)):
+                        results.append(self._overran(limit, started))
+                        break
+                    verdict_dict, elapsed_ms = self._conn.recv()
+                    results.append((Verdict.from_dict(verdict_dict), elapsed_ms))
+                    started = time.perf_counter()
+            except (EOFError, OSError, BrokenPipeError):
+                results.append(self._died(started))
+        return results
+
+    def _overran(self, limit: float, started: float) -> tuple[Verdict, float]:
         self._reap(kill=True)
         self.restarts += 1
         elapsed = (time.perf_counter() - started) * 1000.0
         reason = f"verification exceeded the time limit of {limit:g} s"
         return Verdict(0.0, "timeout", {}, {"reason": reason}), elapsed
+
+    def _died(self, started: float) -> tuple[Verdict, float]:
+        term_signal = self._reap(kill=False)
+        self.restarts += 1
+        elapsed = (time.perf_counter() - started) * 1000.0
+        # Memory bombs end as MemoryError under RLIMIT_AS (a "timeout" verdict above); a child
+        # that dies on its own — a crash, the OOM killer, an operator's kill — is the service
+        # failing, so the item gets no reward rather than a 0.0.
+        reason = f"verifier process died (signal {term_signal})"
+        log.error("bounded verifier crashed: %s", reason)
+        return Verdict(None, "error", details={"reason": reason}), elapsed
 
     def close(self) -> None:
         if self._pid is not None and os.getpid() == self._owner_pid:

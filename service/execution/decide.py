@@ -62,22 +62,27 @@ def _verify_misses(
     items: Sequence[PreparedItem], spec: VerifierVersionSpec, timeout_s: float, memory_mb: int
 ) -> dict[str, tuple[Verdict, float]]:
     """Verify each distinct cache key once; returns key → (verdict, duration_ms)."""
-    runner = get_runner(timeout_s, memory_mb) if get_kind(spec.kind).isolated else None
-    outcomes: dict[str, tuple[Verdict, float]] = {}
-    config = dict(spec.config)
+    distinct: dict[str, PreparedItem] = {}
     for prepared in items:
-        if prepared.cache_key in outcomes:
-            continue
-        item = prepared.item
-        call = Call(spec.kind, item.completion, item.ground_truth, config, item.prompt)
-        if runner is not None:
-            verdict, duration_ms = runner.call(call)
-        else:
+        distinct.setdefault(prepared.cache_key, prepared)
+    config = dict(spec.config)
+    calls = [
+        Call(spec.kind, p.item.completion, p.item.ground_truth, config, p.item.prompt)
+        for p in distinct.values()
+    ]
+    if get_kind(spec.kind).isolated:
+        # The whole chunk in one message to the killable child, each call on its own clock.
+        timed = get_runner(timeout_s, memory_mb).call_many(calls)
+    else:
+        timed = []
+        for call in calls:
             started = time.perf_counter()
             verdict = verdict_for(call)
-            duration_ms = (time.perf_counter() - started) * 1000.0
-        outcomes[prepared.cache_key] = (_flag_answer_leak(verdict, prepared), duration_ms)
-    return outcomes
+            timed.append((verdict, (time.perf_counter() - started) * 1000.0))
+    return {
+        key: (_flag_answer_leak(verdict, prepared), duration_ms)
+        for (key, prepared), (verdict, duration_ms) in zip(distinct.items(), timed, strict=True)
+    }
 
 
 def _flag_answer_leak(verdict: Verdict, prepared: PreparedItem) -> Verdict:

@@ -28,6 +28,8 @@ def _behave(
         raise ZeroDivisionError("a verifier bug")
     elif completion == "bad-truth":
         raise InvalidGroundTruth("ground truth is empty")
+    elif completion == "sleep":
+        time.sleep(float(config["sleep_s"]))
     elif completion == "deep":
 
         def nest(n: int) -> int:
@@ -115,3 +117,25 @@ def test_child_dies_with_its_owner(runner: BoundedRunner) -> None:
     runner.close()
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+def test_a_batch_goes_on_past_an_overrun_and_a_crash(runner: BoundedRunner) -> None:
+    # One message for the chunk; each call keeps its own clock, and what kills or outlasts
+    # the child costs only that call: the rest are verdicts from a fresh child.
+    batch = [call("x"), call("gil-bound"), call("y"), call("crash"), call("x"), call("bug")]
+    results = runner.call_many(batch)
+    statuses = [verdict.status for verdict, _ in results]
+    assert statuses == ["correct", "timeout", "incorrect", "error", "correct", "error"]
+    assert results[3][0].reward is None and results[1][0].reward == 0.0
+    assert runner.restarts == 2
+    assert results[1][1] >= 1000.0
+    # Every other call is timed on its own, not charged the overrun's second.
+    assert all(ms < 1000.0 for i, (_, ms) in enumerate(results) if i != 1)
+
+
+def test_each_call_of_a_batch_has_the_whole_limit(runner: BoundedRunner) -> None:
+    # Three calls that each take 0.6 s of a 1 s limit: 1.8 s in all, none of them over.
+    slow = Call("test-behaviour", "sleep", "x", {"sleep_s": 0.6}, None)
+    results = runner.call_many([slow, slow, slow])
+    assert [verdict.status for verdict, _ in results] == ["incorrect"] * 3
+    assert runner.restarts == 0

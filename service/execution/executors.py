@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 class Executor(Protocol):
     async def start(self) -> None:
-        """Ready to serve when it returns (bounded): the app starts serving after it."""
+        """Returns at once: the API listens while the executor gets ready, and /readyz (its
+        ``ready``) says when it is."""
         ...
 
     async def run_chunks(self, chunks: list[ChunkRequest]) -> list[list[RewardResult]]: ...

@@ -1,4 +1,4 @@
-"""Pure math verifier ``math@1.0.0``: is the completion's final answer the ground truth?
+"""Pure math verifier (kind ``math``): is the completion's final answer the ground truth?
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
@@ -10,8 +10,12 @@ Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
   raises ``InvalidGroundTruth``; the caller maps it to status ``invalid`` (reward None).
 
 Decisions:
-- Comparison is exact (Fractions, canonical digit strings, sympy), never by float rounding,
-  unless the config sets ``rel_tol``. Numeric evaluation is only ever used to reject.
+- Comparison is exact (Fractions, canonical digit strings, sympy, sums and products compared
+  up to the order of their operands), never by float rounding, unless the config sets
+  ``rel_tol`` or ``min_significant_digits``. When sympy cannot settle two exact constants in
+  time, a bounded mpmath interval check may accept (``details["method"] == "numeric-mp"``):
+  a proof for algebraic numbers (root separation bound), >= 100 agreeing digits on top of that
+  bound with transcendental ones; no side with a decimal literal ever takes part.
 - Percent: ``50%`` equals both ``50`` and ``0.5`` (the sign read as a label or as /100).
 - Units, currency and degree signs after a complete value are ignored (``5 cm`` == ``5``);
   scale words are not units (``5 million`` == ``5000000``).
@@ -20,7 +24,15 @@ Decisions:
   never equals a tuple; ``(a, b)`` is an ordered pair or, against an interval, an open interval.
 - ``x = 3`` answers ``3``; an equation equals another up to rearrangement and a constant factor.
 - Several different final answers (``\\boxed{3} or \\boxed{4}``, ``either 3 or 4``) are hedging:
-  never correct. Repeating one answer is fine.
+  never correct. Repeating one answer is fine. Against a ground truth that lists several values
+  (``(3, 3), (1, 1)``), boxes separated by prose (``\\boxed{(3,3)} for part (a) and
+  \\boxed{(1,1)}``) are the parts of one answer, unless the prose takes a box back.
+- Solutions written variable by variable (``p=5, q=2; p=7, q=2``) are the tuples
+  ``(5, 2), (7, 2)``. ``\\$`` inside math is currency, not a delimiter.
+- Conventions (config, default off; part of the version hash only when set):
+  ``decimal_separator: ","`` reads ``2,74`` as 2.74 (a list needs ``2, 74``);
+  ``min_significant_digits: N`` accepts a decimal of >= N significant digits within one unit in
+  the N-th significant digit of an exact value (``0.0833333333333333`` for ``1/12`` at N = 12).
 - Multiple choice (ground truth A-E): the stated letter decides; a value answer is mapped to an
   option only when the prompt lists options and exactly one of them equals it.
 """

@@ -75,13 +75,13 @@ def choice_from_prompt(answer: str, prompt: str, ctx: Ctx) -> frozenset[str] | N
     options = _options(prompt)
     if not options:
         return None
-    node = parse_structure(normalize_answer(answer))
+    node = parse_structure(normalize_answer(answer, ctx.decimal_comma))
     if node is None:
         return None
     a_sem = interpret(node, ctx)
     hits = set()
     for letter, body in options.items():
-        opt_node = parse_structure(normalize_answer(body))
+        opt_node = parse_structure(normalize_answer(body, ctx.decimal_comma))
         if opt_node is not None and same(interpret(opt_node, ctx), a_sem, ctx):
             hits.add(letter)
     return frozenset(hits) if len(hits) == 1 else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .evidence import NUMERIC, SIGNIFICANT_DIGITS, collect, deciding
 from .semantics import (
     Ctx,
     Equation,
@@ -17,11 +18,18 @@ from .semantics import (
     Sem,
     as_intervals,
     ends_equal,
+    var_key,
 )
 from .symbolic import equations_equal, exprs_equal, inequalities_equal
 from .values import is_symbol_name, leaf_expr, leaf_matrix, leaves_equal, resolve_leaf
 
 MAX_DEPTH = 10
+_EQUIVALENT = "equivalent to the ground truth"
+_REASONS = {
+    NUMERIC: "equal by a high-precision interval check (mpmath) within a separation bound",
+    SIGNIFICANT_DIGITS: "a decimal that agrees with the exact value to the configured "
+    "min_significant_digits",
+}
 _METHOD_BY_KIND = {"number": "exact-number", "text": "text", "expr": "symbolic", "bad": "string"}
 
 
@@ -82,15 +90,10 @@ def _as_sequence(a: Sem) -> Items | None:
     return None
 
 
-def _var_key(var: str) -> str:
-    """``x_{1}`` and ``x_1`` name the same unknown."""
-    return var.replace("{", "").replace("}", "").replace(" ", "")
-
-
 def _assignments(items: Items) -> tuple[tuple[str, ...], tuple[Sem, ...]] | None:
     if items.items and all(isinstance(i, Equation) and i.var for i in items.items):
         eqs = [i for i in items.items if isinstance(i, Equation)]
-        return tuple(_var_key(str(e.var)) for e in eqs), tuple(e.rhs for e in eqs)
+        return tuple(var_key(str(e.var)) for e in eqs), tuple(e.rhs for e in eqs)
     return None
 
 
@@ -194,7 +197,7 @@ def _matrix_same(g: MatrixSem, a: Sem, ctx: Ctx, depth: int) -> bool:
 
 
 def _equations_same(g: Equation, a: Equation, ctx: Ctx, depth: int) -> bool:
-    if g.var is not None and a.var is not None and _var_key(g.var) == _var_key(a.var):
+    if g.var is not None and a.var is not None and var_key(g.var) == var_key(a.var):
         return same(g.rhs, a.rhs, ctx, depth + 1)
     if not (isinstance(g.rhs, Scalar) and isinstance(a.rhs, Scalar)):
         return False
@@ -237,7 +240,7 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
         if isinstance(a, Scalar):
-            return leaves_equal(g.text, a.text, ctx.max_length, ctx.rel_tol)
+            return leaves_equal(g.text, a.text, ctx.max_length, ctx.rel_tol, ctx.min_digits)
         return False
     if isinstance(g, Equation):
         if isinstance(a, Equation):
@@ -290,6 +293,11 @@ def judge(g: Sem, a: Sem, ctx: Ctx) -> Outcome:
     method = _method(g, a, ctx)
     if _is_hedge(g, a, ctx):
         return Outcome(False, method, "several different answers given (hedging)")
-    if same(g, a, ctx):
-        return Outcome(True, method, "equivalent to the ground truth")
+    with collect() as notes:
+        equal = same(g, a, ctx)
+    if equal:
+        decided_by = deciding(notes)
+        if decided_by is None:
+            return Outcome(True, method, _EQUIVALENT)
+        return Outcome(True, decided_by, _REASONS[decided_by])
     return Outcome(False, method, "not equivalent to the ground truth")

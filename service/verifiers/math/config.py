@@ -19,9 +19,20 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Leaves longer than this are never given to the symbolic parser (string match only).
     "max_symbolic_length": 1000,
 }
+# Conventions added after math@1.0.0. A validated config holds them only when they differ from
+# these defaults, so every config written before them keeps its version hash.
+CONVENTION_DEFAULTS: dict[str, Any] = {
+    # "," reads "2,74" as 2.74 (datasets written with a decimal comma); lists need "2, 74".
+    "decimal_separator": ".",
+    # None = off. N: a decimal with at least N significant digits equals an exact value when
+    # they differ by less than one unit in the N-th significant digit (0.0833333333333 = 1/12).
+    "min_significant_digits": None,
+}
 
 _MAX_REL_TOL = 0.1
 _LENGTH_RANGE = (16, 20_000)
+_SEPARATORS = (".", ",")
+_SIGNIFICANT_RANGE = (6, 100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +42,8 @@ class MathConfig:
     forms: frozenset[str]
     rel_tol: float | None
     max_length: int
+    decimal_comma: bool = False
+    min_digits: int | None = None
 
 
 def _forms(value: Any) -> frozenset[str]:
@@ -63,13 +76,35 @@ def _max_length(value: Any) -> int:
     return value
 
 
+def _decimal_comma(value: Any) -> bool:
+    if value not in _SEPARATORS or not isinstance(value, str):
+        raise InvalidGroundTruth(f"config 'decimal_separator' must be one of {list(_SEPARATORS)}")
+    return value == ","
+
+
+def _min_digits(value: Any) -> int | None:
+    if value is None:
+        return None
+    low, high = _SIGNIFICANT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidGroundTruth(
+            f"config 'min_significant_digits' must be null or an integer in [{low}, {high}]"
+        )
+    return value
+
+
 def validate_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """Merge ``config`` over the defaults; unknown keys or bad values raise InvalidGroundTruth."""
-    merged = merge_config(config, DEFAULT_CONFIG)
+    merged = merge_config(config, {**DEFAULT_CONFIG, **CONVENTION_DEFAULTS})
     _forms(merged["extraction_forms"])
     _rel_tol(merged["rel_tol"])
     _max_length(merged["max_symbolic_length"])
+    _decimal_comma(merged["decimal_separator"])
+    _min_digits(merged["min_significant_digits"])
     merged["extraction_forms"] = list(merged["extraction_forms"])
+    for key, default in CONVENTION_DEFAULTS.items():
+        if merged[key] == default and type(merged[key]) is type(default):
+            del merged[key]
     return merged
 
 
@@ -80,4 +115,6 @@ def parse_config(config: Mapping[str, Any] | None) -> MathConfig:
         forms=_forms(merged["extraction_forms"]),
         rel_tol=_rel_tol(merged["rel_tol"]),
         max_length=_max_length(merged["max_symbolic_length"]),
+        decimal_comma=_decimal_comma(merged.get("decimal_separator", ".")),
+        min_digits=_min_digits(merged.get("min_significant_digits")),
     )

@@ -4,13 +4,15 @@ Order: an R1 ``<answer>`` block (searched recursively), else the last cluster of
 (several boxes count only when nothing but separators lies between them, so hedges like
 ``\\boxed{381} or \\boxed{391}`` are kept together and judged), unless an explicit "final
 answer"/"the answer is"/"####" statement comes after it; then Markdown bold near the end,
-then the last number or formula of the final lines. Everything is linear string scanning.
+then the last number or formula of the final lines. Boxes separated by prose are also offered
+as the parts of a multi-part answer (``part_boxes``), which the verifier reads only against a
+ground truth that lists several values. Everything is linear string scanning.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .normalize import find_closing_brace
 
@@ -26,8 +28,12 @@ FORMS: tuple[str, ...] = (
 MAX_SCAN_CHARS = 200_000
 MAX_PIECE_CHARS = 200_000
 MAX_BOXES = 12
+MAX_EXAMINED_BOXES = 4 * MAX_BOXES
 TAIL_CHARS = 600
 MAX_GAP_CHARS = 120
+# Boxes of a multi-part answer ("\\boxed{(3,3)} for part (a) and \\boxed{(1,1)}") may have prose
+# between them; they are read together only against a ground truth that lists several values.
+MAX_PART_GAP_CHARS = 2000
 MAX_ANCHORS = 64
 
 # "answer:" counts only as a label at the start of a line ("Answer: 5", "**Answer:** 5"), not
@@ -53,6 +59,12 @@ _GAP = re.compile(
     r"|[A-Za-z](?:_\{?\w+\}?)?\s*=)*$",
     re.IGNORECASE,
 )
+# Prose between two boxes that takes the first one back: those boxes are not parts of one answer.
+_REVISION = re.compile(
+    r"\b(?:wait|actually|mistakes?|wrong|incorrect|errors?|oops|hmm+|however|instead|but|not|"
+    r"re-?check\w*|reconsider\w*|correct(?:ion|ed|ing)|no)\b",
+    re.IGNORECASE,
+)
 _CUT = re.compile(
     r"\n|\.(?=\s|$)|\s+(?:since|because|as|which|so that|where|when|for all)\s|I hope", re.I
 )
@@ -60,7 +72,12 @@ _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _BOLD_LABEL = re.compile(
     r"^\s*(?:final\s+)?(?:answer|solution|step\b.*|note|result)\s*:?\s*$", re.I
 )
-_MATH_ENV = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+# An escaped dollar (\$, currency) inside or outside math is never a delimiter.
+_MATH_ENV = re.compile(
+    r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$((?:[^$\n\\]|\\.)+?)\$"
+    r"|\\\((.+?)\\\)|\\\[(.+?)\\\]",
+    re.S,
+)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\d+)?%?")
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
@@ -76,6 +93,9 @@ class Extraction:
 
     parts: tuple[str, ...]
     source: str
+    # Where the boxes were found, for ``part_boxes`` (read only when a multi-part reading is
+    # needed: most answers never pay for it).
+    region: str = field(default="", repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -105,11 +125,17 @@ def _read_box(text: str, start: int, cmd_len: int) -> _Box | None:
     return _Box(start, i + m.end(), m.group(0)) if m else None
 
 
-def last_box_cluster(text: str) -> list[_Box]:
-    """The final cluster of \\boxed/\\fbox contents, in reading order."""
+def last_box_cluster(text: str, parts: bool = False) -> list[_Box]:
+    """The final cluster of \\boxed/\\fbox contents, in reading order.
+
+    ``parts``: boxes separated by prose (not a revision) count as parts of one answer.
+    """
     boxes: list[_Box] = []
     pos = len(text)
-    while len(boxes) < MAX_BOXES:
+    # Each box costs a scan to its closing brace; thousands of nested boxes must not add up.
+    for _ in range(MAX_EXAMINED_BOXES):
+        if len(boxes) >= MAX_BOXES:
+            break
         b_idx = text.rfind("\\boxed", 0, pos)
         f_idx = text.rfind("\\fbox", 0, pos)
         idx = max(b_idx, f_idx)
@@ -124,7 +150,10 @@ def last_box_cluster(text: str) -> list[_Box]:
             if box.end > nxt.start:
                 continue  # an outer box wrapping the inner one: same answer
             gap = text[box.end : nxt.start]
-            if len(gap) > MAX_GAP_CHARS or not _GAP.match(gap):
+            if parts:
+                if len(gap) > MAX_PART_GAP_CHARS or _REVISION.search(gap):
+                    break
+            elif len(gap) > MAX_GAP_CHARS or not _GAP.match(gap):
                 break
         boxes.append(box)
     boxes.reverse()
@@ -164,6 +193,14 @@ def _prose_tail(content: str) -> str:
     return content
 
 
+def _find_unescaped(text: str, token: str, start: int) -> int:
+    """Index of ``token`` at or after ``start`` that is not escaped by a backslash, or -1."""
+    pos = text.find(token, start)
+    while pos > 0 and text[pos - 1] == "\\":
+        pos = text.find(token, pos + 1)
+    return pos
+
+
 def _cut_statement(rest: str) -> str:
     """The answer right after an anchor such as "The answer is": one formula or one clause."""
     s = rest.lstrip(" \t*:")
@@ -171,7 +208,7 @@ def _cut_statement(rest: str) -> str:
         s = s.lstrip()  # "**Final Answer**" on its own line: the answer is the next line
     for left, right in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
         if s.startswith(left):
-            end = s.find(right, len(left))
+            end = _find_unescaped(s, right, len(left))
             if end > 0:
                 return s[: end + len(right)]
     if s.startswith(("\\boxed", "\\fbox")):
@@ -269,13 +306,17 @@ def _answer_block(text: str) -> str | None:
     return block if block.strip() else None
 
 
+def _contents(boxes: list[_Box]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(b.content.strip() for b in boxes if b.content.strip()))
+
+
 def _from_region(text: str, forms: frozenset[str], whole_ok: bool) -> Extraction | None:
     boxes = last_box_cluster(text) if "boxed" in forms else []
     anchor = _last_anchor(text, forms)
     if boxes and not (anchor and anchor[0] >= boxes[-1].end and _overrides_box(anchor[1])):
-        parts = tuple(dict.fromkeys(b.content.strip() for b in boxes if b.content.strip()))
+        parts = _contents(boxes)
         if parts:
-            return Extraction(parts, "boxed")
+            return Extraction(parts, "boxed", text)
     if anchor:
         return Extraction((anchor[1],), anchor[2])
     if whole_ok or "last_number" in forms:
@@ -294,6 +335,15 @@ def _from_region(text: str, forms: frozenset[str], whole_ok: bool) -> Extraction
     return None
 
 
+def part_boxes(found: Extraction) -> tuple[str, ...]:
+    """The boxes of a multi-part answer ending with the extracted box, when prose separates
+    them (see MAX_PART_GAP_CHARS); () when there are no more than the tight cluster."""
+    if not found.region:
+        return ()
+    wide = _contents(last_box_cluster(found.region, parts=True))
+    return wide if len(wide) > len(found.parts) else ()
+
+
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     """Locate the final answer; None means the completion states no answer."""
     text = completion[-MAX_SCAN_CHARS:]
@@ -302,5 +352,5 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
         if block is not None:
             found = _from_region(block, forms, whole_ok=True)
             if found is not None:
-                return Extraction(found.parts, f"answer_tag/{found.source}")
+                return Extraction(found.parts, f"answer_tag/{found.source}", found.region)
     return _from_region(text, forms, whole_ok=False)

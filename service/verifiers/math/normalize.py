@@ -85,6 +85,9 @@ _LEADING_WORDS = re.compile(
     re.IGNORECASE,
 )
 _PERCENT_WORD = re.compile(r"\s*(?:\\text\{\s*)?(?:percent|per cent|pct)\s*\}?\s*$", re.I)
+# "2,74" with the decimal-comma convention; "2, 74" stays a list and "1,234,567" a grouping.
+_DECIMAL_COMMA = re.compile(r"(?<![\d.,A-Za-z_])(\d+),(\d+)(?![\d,])")
+_SCRIPT_OPEN = ("_{", "^{")
 
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 
@@ -116,8 +119,10 @@ def strip_delimiters(text: str) -> str:
         for left, right in _DELIMS:
             if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
                 inner = s[len(left) : len(s) - len(right)]
-                # "$a$ or $b$" starts and ends with "$" but is two formulas, not one.
-                if left not in inner and right not in inner:
+                # "$a$ or $b$" starts and ends with "$" but is two formulas, not one; an
+                # escaped "\\$" inside ("$\\$18$") is currency, not a delimiter.
+                bare = inner.replace("\\$", "")
+                if left not in bare and right not in bare:
                     s = inner.strip()
         if len(s) > 4 and s.startswith("**") and s.endswith("**"):
             s = s[2:-2].strip()  # Markdown bold around the whole answer
@@ -152,8 +157,11 @@ def unwrap_text_commands(text: str) -> str:
     return out
 
 
-def normalize_answer(text: str) -> str:
-    """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified."""
+def normalize_answer(text: str, decimal_comma: bool = False) -> str:
+    """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified.
+
+    ``decimal_comma``: the ``decimal_separator: ","`` convention (``2,74`` is 2.74).
+    """
     s = strip_delimiters(text)
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
@@ -186,7 +194,20 @@ def normalize_answer(text: str) -> str:
     s = _PERCENT_WORD.sub("%", s)
     s = _LEADING_WORDS.sub("", s)
     s = _TRAILING_PUNCT.sub("", s)
-    return _SPACE_NEAR_SYMBOL.sub("", s).strip()
+    s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
+    return read_decimal_commas(s) if decimal_comma else s
+
+
+def _decimal_comma(match: re.Match[str]) -> str:
+    before = match.string[max(0, match.start() - 2) : match.start()]
+    if before in _SCRIPT_OPEN:
+        return match.group(0)  # "x_{1,2}" names x_{12}-style indices, not 1.2
+    return f"{match.group(1)}.{match.group(2)}"
+
+
+def read_decimal_commas(text: str) -> str:
+    """``2,74`` -> ``2.74`` (the ``decimal_separator: ","`` convention); lists keep a space."""
+    return _DECIMAL_COMMA.sub(_decimal_comma, text) if "," in text else text
 
 
 def text_canon(text: str) -> str:

@@ -23,6 +23,9 @@ MAX_TREE_NODES = 2000
 MAX_SAFE_DIGITS = 5000.0
 # Integer powers of symbolic sums above this are not expanded (expand would blow up).
 MAX_EXPAND_EXPONENT = 60
+# sympy factors the radicand of a root of an integer (a primality test on it): 1000 digits
+# cost ~1 s and 4000 digits ~30 s, so bigger radicands are left to the bounded numeric check.
+MAX_RADICAND_DIGITS = 300
 
 MAX_CARETS = 24
 MAX_BARS = 8
@@ -45,6 +48,8 @@ class ParsedExpr:
     expandable: bool
     constant: bool
     nodes: int
+    # No decimal literal in the source: only exact values may be matched numerically.
+    exact: bool = True
 
 
 def _brace_kinds_nesting(text: str) -> tuple[int, int]:
@@ -81,6 +86,11 @@ def _nesting(text: str) -> int:
         elif ch in "})]":
             depth -= 1
     return best
+
+
+def has_decimal_literal(text: str) -> bool:
+    """``3.14`` or ``.5`` somewhere in the text: an approximation, not an exact value."""
+    return bool(_DECIMAL.search(text) or _LEADING_DOT.search(text))
 
 
 def _decimal_to_fraction(m: re.Match[str]) -> str:
@@ -162,6 +172,17 @@ def log10_bound(expr: Any) -> float:
     return max(parts) + math.log10(len(parts) + 1)
 
 
+def _has_big_radicand(expr: Any) -> bool:
+    """A root (non-integer rational power) of something that may reach many digits."""
+    from sympy import preorder_traversal
+
+    for node in preorder_traversal(expr):
+        root = node.is_Pow and node.exp.is_Rational and not node.exp.is_Integer
+        if root and log10_bound(node.base) > MAX_RADICAND_DIGITS:
+            return True
+    return False
+
+
 def _max_symbolic_power(expr: Any) -> int:
     """Largest integer exponent applied to a non-constant base (guards ``expand``)."""
     from sympy import preorder_traversal
@@ -221,10 +242,10 @@ def parse_latex(text: str, max_length: int) -> ParsedExpr | None:
         )
     except Exception:
         return None
-    return _finish(expr)
+    return _finish(expr, not has_decimal_literal(text))
 
 
-def _finish(expr: Any) -> ParsedExpr | None:
+def _finish(expr: Any, exact: bool) -> ParsedExpr | None:
     from sympy import Basic, ImmutableMatrix
 
     if getattr(expr, "is_Matrix", False) and not isinstance(expr, Basic):
@@ -235,7 +256,7 @@ def _finish(expr: Any) -> ParsedExpr | None:
         nodes, calculus = _walk(expr)
         evaluable = nodes <= MAX_TREE_NODES and not calculus
         if evaluable:
-            evaluable = log10_bound(expr) <= MAX_SAFE_DIGITS
+            evaluable = log10_bound(expr) <= MAX_SAFE_DIGITS and not _has_big_radicand(expr)
         expr = _substitute_imaginary(expr)
         expandable = evaluable
         if evaluable:
@@ -244,7 +265,7 @@ def _finish(expr: Any) -> ParsedExpr | None:
         constant = not expr.free_symbols
     except Exception:
         return None
-    return ParsedExpr(expr, evaluable, expandable, constant, nodes)
+    return ParsedExpr(expr, evaluable, expandable, constant, nodes, exact)
 
 
 # Typical answer shapes: parsing them once builds ANTLR's lazily grown prediction tables.

@@ -6,7 +6,8 @@ Semantics (ground truth decides):
 - ``(a, b)`` is ambiguous: it equals ``(a, b)`` as an ordered pair and, when ``a < b``, the
   open interval ``a < x < b``. ``[a, b]`` is a closed interval; infinite ends are open.
 - ``x = 3`` matches ``3``; ``y = 2x + 1`` matches ``2x - y + 1 = 0`` (same equation up to a
-  non-zero factor); ``x = 1, y = 2`` matches ``(1, 2)`` in order.
+  non-zero factor); ``x = 1, y = 2`` matches ``(1, 2)`` in order; solutions written variable by
+  variable (``p=5, q=2; p=7, q=2``) are the tuples ``(5, 2), (7, 2)``.
 - Several *different* values where one is expected is hedging and is never correct.
 """
 
@@ -27,6 +28,8 @@ class Ctx:
 
     max_length: int
     rel_tol: float | None
+    min_digits: int | None = None
+    decimal_comma: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +127,13 @@ def _end(text: str, closed: bool, ctx: Ctx) -> End | None:
     return End(text, closed, pos)
 
 
-def _same_point(a: End, b: End, ctx: Ctx, rel_tol: float | None) -> bool:
+def _same_point(a: End, b: End, ctx: Ctx, tolerant: bool) -> bool:
     if math.isinf(a.pos) or math.isinf(b.pos):
         return a.pos == b.pos
     if a.text is not None and b.text is not None:
-        return leaves_equal(a.text, b.text, ctx.max_length, rel_tol)
+        if not tolerant:
+            return leaves_equal(a.text, b.text, ctx.max_length, None)
+        return leaves_equal(a.text, b.text, ctx.max_length, ctx.rel_tol, ctx.min_digits)
     ea = a.value if a.text is None else leaf_expr(a.text, ctx.max_length)
     eb = b.value if b.text is None else leaf_expr(b.text, ctx.max_length)
     return ea is not None and eb is not None and exprs_equal(ea, eb)
@@ -138,7 +143,7 @@ def ends_equal(a: End, b: End, ctx: Ctx) -> bool:
     """Exact equality of two interval ends, closedness included (infinite ends are open)."""
     if math.isinf(a.pos) or math.isinf(b.pos):
         return a.pos == b.pos
-    return a.closed == b.closed and _same_point(a, b, ctx, ctx.rel_tol)
+    return a.closed == b.closed and _same_point(a, b, ctx, tolerant=True)
 
 
 def _canonical(parts: list[tuple[End, End]], ctx: Ctx) -> Intervals:
@@ -147,7 +152,7 @@ def _canonical(parts: list[tuple[End, End]], ctx: Ctx) -> Intervals:
     for lo, hi in parts:
         if merged:
             plo, phi = merged[-1]
-            touching = (phi.closed or lo.closed) and _same_point(phi, lo, ctx, None)
+            touching = (phi.closed or lo.closed) and _same_point(phi, lo, ctx, tolerant=False)
             if lo.pos < phi.pos or touching:
                 merged[-1] = (plo, hi if (hi.pos, hi.closed) > (phi.pos, phi.closed) else phi)
                 continue
@@ -305,7 +310,28 @@ def _interpret_junction(node: Junction, ctx: Ctx) -> Sem:
             flat.extend(item.items)
         else:
             flat.append(item)
-    return Items(tuple(flat), False, False)
+    return _solutions_by_variable(tuple(flat)) or Items(tuple(flat), False, False)
+
+
+def _solutions_by_variable(items: tuple[Sem, ...]) -> Items | None:
+    """``p=5, q=2; p=7, q=2``: the same unknowns assigned again and again are a list of
+    solutions, each one the assignments of one round (compared like ``(5, 2), (7, 2)``)."""
+    names = [i.var for i in items if isinstance(i, Equation) and i.var and is_symbol_name(i.var)]
+    if not names or len(names) != len(items):
+        return None
+    keys = [var_key(n) for n in names]
+    width = keys.index(keys[0], 1) if keys.count(keys[0]) > 1 else 0
+    if width < 2 or len(keys) % width or len(set(keys[:width])) != width:
+        return None
+    starts = range(0, len(keys), width)
+    if any(set(keys[k : k + width]) != set(keys[:width]) for k in starts):
+        return None
+    return Items(tuple(Items(items[k : k + width], False, False) for k in starts), False, False)
+
+
+def var_key(var: str) -> str:
+    """``x_{1}`` and ``x_1`` name the same unknown."""
+    return var.replace("{", "").replace("}", "").replace(" ", "")
 
 
 def _interpret_relation(rel: Relation, ctx: Ctx) -> Sem:

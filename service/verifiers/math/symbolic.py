@@ -1,9 +1,12 @@
 """Exact equality of sympy expressions and equations.
 
-Acceptance is only ever by an exact argument: identical trees, or a difference that sympy
-reduces to exactly zero (``expand``/``simplify``). Numeric evaluation at fixed sample points is
-used only to *reject* quickly (a difference that is visibly non-zero), never to accept, so
-rounding can never produce a false positive (``1/2^99`` vs ``1/2^98``, ``pi`` vs ``3.14``).
+Acceptance is by an exact argument: identical trees (up to the order of commutative sums and
+products), a difference that sympy reduces to exactly zero (``expand``/``simplify``), or, for
+two exact constants sympy could not settle, the bounded high-precision check of ``numeric``
+(``numeric-mp``: a proof for algebraic numbers, >= 100 agreeing digits on top of a separation
+bound with transcendental ones). Numeric evaluation at fixed sample points is used only to
+*reject* quickly, and no decimal literal ever takes part in a numeric acceptance, so rounding
+cannot produce a false positive (``1/2^99`` vs ``1/2^98``, ``pi`` vs ``3.14``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from .evidence import NUMERIC, note
+from .numeric import numeric_equal
 from .parse import ParsedExpr
+
+SYMBOLIC = "symbolic"
+# Canonical keys of bigger trees are not built (the parser's own tree cap is 2000 nodes).
+MAX_KEY_NODES = 4000
 
 # simplify() on big trees can take seconds; beyond this only expand() is tried.
 MAX_SIMPLIFY_NODES = 150
@@ -84,36 +93,97 @@ def _zero_exactly(diff: Any, small: bool) -> bool:
         return False
 
 
-def exprs_equal(a: ParsedExpr, b: ParsedExpr) -> bool:
-    """Exact equality of two parsed expressions (guards respected)."""
-    ea, eb = a.expr, b.expr
+def _key(node: Any, budget: list[int]) -> tuple[Any, ...]:
+    """A structural key in which the operands of sums and products are sorted and flattened."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise OverflowError("tree too big for a canonical key")
+    if node.is_Integer:
+        return ("I", int(node))
+    if node.is_Rational:
+        return ("Q", int(node.p), int(node.q))
+    if node.is_Symbol:
+        return ("S", node.name)
+    if not node.args:
+        return ("A", type(node).__name__, str(node))
+    name = type(node).__name__
+    # Unevaluated trees (sizes beyond the evaluation guard) keep the order they were written
+    # in: 3\cdot 2^{20000}+1 and 2^{20000}\cdot 3+1 must still be the same tree.
+    if node.is_Add or (node.is_Mul and node.is_commutative):
+        operands: list[Any] = []
+        for arg in node.args:
+            if type(arg) is type(node):
+                operands.extend(arg.args)  # (a + b) + c is a + (b + c)
+            else:
+                operands.append(arg)
+        return (name, tuple(sorted(_key(arg, budget) for arg in operands)))
+    return (name, tuple(_key(arg, budget) for arg in node.args))
+
+
+def same_tree(ea: Any, eb: Any) -> bool:
+    """The same expression up to the order and grouping of commutative sums and products."""
+    if ea == eb:
+        return True
     try:
-        if _has_undefined(ea) or _has_undefined(eb):
-            return False
-        if ea == eb:
-            return True
-        if not (a.evaluable and b.evaluable and _is_plain_expr(ea) and _is_plain_expr(eb)):
-            return False
-        if _visibly_different(ea, eb, first_only=True):
-            return False
-        if not (a.expandable and b.expandable):
-            return False
-        diff = ea - eb
-        if _zero_exactly(diff, small=False):
-            return True
-        # expand() did not cancel: check all sample points before the costly simplify().
-        if _visibly_different(ea, eb):
-            return False
-        return _zero_exactly(diff, a.nodes + b.nodes <= MAX_SIMPLIFY_NODES)
-    except Exception:
+        return _key(ea, [MAX_KEY_NODES]) == _key(eb, [MAX_KEY_NODES])
+    except (OverflowError, TypeError, RecursionError):  # too big, or keys not comparable
         return False
 
 
-def rational_expr(value: Fraction) -> ParsedExpr:
-    """Wrap an exact rational as a ParsedExpr for comparison with expressions."""
+def _numeric(a: ParsedExpr, b: ParsedExpr, proof_only: bool = False) -> bool | None:
+    """The high-precision check, for two exact real constants only."""
+    if not (a.constant and b.constant and a.exact and b.exact):
+        return None
+    return numeric_equal(a.expr, b.expr, proof_only)
+
+
+def expr_match(a: ParsedExpr, b: ParsedExpr) -> str | None:
+    """How two parsed expressions were shown equal (``symbolic``/``numeric-mp``), or None."""
+    ea, eb = a.expr, b.expr
+    try:
+        if _has_undefined(ea) or _has_undefined(eb):
+            return None
+        if same_tree(ea, eb):
+            return SYMBOLIC
+        if not (_is_plain_expr(ea) and _is_plain_expr(eb)):
+            return None
+        if not (a.evaluable and b.evaluable and a.expandable and b.expandable):
+            # Beyond sympy's guards: only the bounded numeric check may still decide.
+            return NUMERIC if _numeric(a, b) else None
+        if _visibly_different(ea, eb, first_only=True):
+            return None
+        # Before expand()/simplify() (seconds on big powers): enclosures that are apart reject,
+        # and a proof for algebraic numbers accepts; the rest is left to sympy first.
+        early = _numeric(a, b, proof_only=True)
+        if early is not None:
+            return NUMERIC if early else None
+        diff = ea - eb
+        if _zero_exactly(diff, small=False):
+            return SYMBOLIC
+        # expand() did not cancel: check all sample points before the costly simplify().
+        if _visibly_different(ea, eb):
+            return None
+        small = a.nodes + b.nodes <= MAX_SIMPLIFY_NODES
+        if small and _zero_exactly(diff, small):
+            return SYMBOLIC
+        return NUMERIC if _numeric(a, b) else None
+    except Exception:  # sympy failure is "not shown equal"
+        return None
+
+
+def exprs_equal(a: ParsedExpr, b: ParsedExpr) -> bool:
+    """Exact equality of two parsed expressions (guards respected); notes the method."""
+    method = expr_match(a, b)
+    note(method)
+    return method is not None
+
+
+def rational_expr(value: Fraction, exact: bool = True) -> ParsedExpr:
+    """Wrap a rational as a ParsedExpr (``exact=False``: it was written as a decimal)."""
     import sympy
 
-    return ParsedExpr(sympy.Rational(value.numerator, value.denominator), True, True, True, 1)
+    expr = sympy.Rational(value.numerator, value.denominator)
+    return ParsedExpr(expr, True, True, True, 1, exact)
 
 
 def scaled(parsed: ParsedExpr, factor: Fraction) -> ParsedExpr:
@@ -121,14 +191,16 @@ def scaled(parsed: ParsedExpr, factor: Fraction) -> ParsedExpr:
     import sympy
 
     expr = parsed.expr * sympy.Rational(factor.numerator, factor.denominator)
-    return ParsedExpr(expr, parsed.evaluable, parsed.expandable, parsed.constant, parsed.nodes + 2)
+    return ParsedExpr(
+        expr, parsed.evaluable, parsed.expandable, parsed.constant, parsed.nodes + 2, parsed.exact
+    )
 
 
 def equations_equal(l1: ParsedExpr, r1: ParsedExpr, l2: ParsedExpr, r2: ParsedExpr) -> bool:
     """Same equation up to rearrangement and a non-zero constant factor."""
     parts = (l1, r1, l2, r2)
     if not all(p.evaluable and p.expandable and _is_plain_expr(p.expr) for p in parts):
-        return l1.expr == l2.expr and r1.expr == r2.expr
+        return same_tree(l1.expr, l2.expr) and same_tree(r1.expr, r2.expr)
     try:
         d1 = l1.expr - r1.expr
         d2 = l2.expr - r2.expr
@@ -180,7 +252,7 @@ def inequalities_equal(
         return False
     parts = (g_big, g_small, a_big, a_small)
     if not all(p.evaluable and p.expandable and _is_plain_expr(p.expr) for p in parts):
-        return g_big.expr == a_big.expr and g_small.expr == a_small.expr
+        return same_tree(g_big.expr, a_big.expr) and same_tree(g_small.expr, a_small.expr)
     try:
         d1 = g_big.expr - g_small.expr
         d2 = a_big.expr - a_small.expr

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from .digits import agrees_to_digits
+from .evidence import SIGNIFICANT_DIGITS, note
 from .memo import memoize
 from .normalize import strip_units, text_canon, unwrap_text_commands
 from .numbers import ExactNumber, from_fraction, parse_number, percent_readings, same_number
-from .parse import ParsedExpr, parse_latex
-from .symbolic import close_constants, exprs_equal, numeric_value, rational_expr, scaled
+from .parse import ParsedExpr, has_decimal_literal, parse_latex
+from .symbolic import close_constants, expr_match, numeric_value, rational_expr, scaled
 
 ValueKind = Literal["number", "text", "expr", "bad"]
 
@@ -29,6 +31,10 @@ _NOT_SYMBOLS = frozenset({"\\infty", "\\pi", "\\emptyset", "e", "i"})
 _SUBSCRIPT = re.compile(r"_\{[^{}]*\}|_\w")
 _TARGET_CHARS = re.compile(r"^[A-Za-z\\{}()|:/,' ]+$")
 _HUNDREDTH = Fraction(1, 100)
+# The digits of a decimal literal's significand: "0.08330" has 4 significant digits.
+_SIGNIFICAND = re.compile(
+    r"^[+-]?(?P<int>\d{1,3}(?:,\d{3})+|\d*)\.(?P<frac>\d+)(?:$|[eE]|\\times|\\cdot|\*)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +98,11 @@ def resolve_leaf(text: str, max_length: int) -> Value:
 
 def _expr_readings(value: Value) -> list[ParsedExpr]:
     if value.kind == "number" and value.number is not None:
+        exact = not has_decimal_literal(value.text)
         out = []
         for reading in percent_readings(value.number):
             if reading.frac is not None:
-                out.append(rational_expr(reading.frac))
+                out.append(rational_expr(reading.frac, exact))
         return out
     if value.parsed is None:
         return []
@@ -104,30 +111,78 @@ def _expr_readings(value: Value) -> list[ParsedExpr]:
     return [value.parsed]
 
 
-def values_equal(g: Value, a: Value, rel_tol: float | None) -> bool:
-    """Exact (or rel_tol when configured) equality of two resolved leaves."""
+def significant_digits(text: str) -> int | None:
+    """Significant digits written in a decimal literal (None when it has no decimal point)."""
+    m = _SIGNIFICAND.match(text.strip())
+    if m is None:
+        return None
+    digits = (m.group("int").replace(",", "") + m.group("frac")).lstrip("0")
+    return len(digits)
+
+
+def _decimal_approximates(approx: Value, exact: Value, digits: int) -> bool:
+    """``approx`` is a decimal of >= ``digits`` significant digits that agrees with ``exact``
+    to within one unit in the exact value's ``digits``-th significant digit."""
+    number = approx.number
+    written = significant_digits(approx.text) if approx.kind == "number" else None
+    if written is None or written < digits or number is None or number.percent:
+        return False
+    if number.frac is None or number.inf:
+        return False
+    if exact.kind == "number" and exact.number is not None:
+        other = exact.number
+        if other.percent or other.inf or other.frac is None:
+            return False
+        return agrees_to_digits(other.frac, number.frac, digits) is True
+    parsed = exact.parsed
+    if exact.kind != "expr" or parsed is None or exact.percent:
+        return False
+    if not (parsed.constant and parsed.exact):
+        return False
+    return agrees_to_digits(parsed.expr, number.frac, digits) is True
+
+
+def values_match(g: Value, a: Value, rel_tol: float | None, digits: int | None) -> str | None:
+    """How two resolved leaves are equal (exactly, or by a configured tolerance), or None."""
     if g.kind == "bad" or a.kind == "bad":
-        return g.kind == a.kind and g.text == a.text and bool(g.text)
+        same = g.kind == a.kind and g.text == a.text and bool(g.text)
+        return "string" if same else None
     if g.kind == "text" or a.kind == "text":
-        return g.kind == a.kind and g.text == a.text
+        return "text" if g.kind == a.kind and g.text == a.text else None
     if g.number is not None and a.number is not None:
         tol = Fraction(str(rel_tol)) if rel_tol else None
-        return same_number(g.number, a.number, tol)
-    for x in _expr_readings(g):
-        for y in _expr_readings(a):
-            if exprs_equal(x, y):
-                return True
-            if rel_tol and x.constant and y.constant and close_constants(x, y, rel_tol):
-                return True
-    return False
+        if same_number(g.number, a.number, tol):
+            return "exact-number"
+    else:
+        for x in _expr_readings(g):
+            for y in _expr_readings(a):
+                method = expr_match(x, y)
+                if method is not None:
+                    return method
+                if rel_tol and x.constant and y.constant and close_constants(x, y, rel_tol):
+                    return "rel_tol"
+    if digits and (_decimal_approximates(a, g, digits) or _decimal_approximates(g, a, digits)):
+        return SIGNIFICANT_DIGITS
+    return None
 
 
 @memoize(maxsize=16384, max_chars=2000)
-def leaves_equal(g_text: str, a_text: str, max_length: int, rel_tol: float | None) -> bool:
-    """Memoised leaf comparison on the normalised leaf strings."""
+def _leaf_match(
+    g_text: str, a_text: str, max_length: int, rel_tol: float | None, digits: int | None
+) -> str | None:
     if g_text == a_text:
-        return True
-    return values_equal(resolve_leaf(g_text, max_length), resolve_leaf(a_text, max_length), rel_tol)
+        return "string"
+    g, a = resolve_leaf(g_text, max_length), resolve_leaf(a_text, max_length)
+    return values_match(g, a, rel_tol, digits)
+
+
+def leaves_equal(
+    g_text: str, a_text: str, max_length: int, rel_tol: float | None, digits: int | None = None
+) -> bool:
+    """Memoised leaf comparison on the normalised leaf strings (notes how it matched)."""
+    method = _leaf_match(g_text, a_text, max_length, rel_tol, digits)
+    note(method)
+    return method is not None
 
 
 def approx_leaf(text: str, max_length: int) -> float | None:

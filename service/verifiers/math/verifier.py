@@ -17,16 +17,19 @@ from typing import Any
 from service.verifiers.base import InvalidGroundTruth, Status, Verdict
 
 from .choice import choice_from_prompt, ground_truth_letter, read_choice
-from .compare import Outcome, judge
+from .compare import Outcome, distinct, judge
 from .config import MathConfig, parse_config
-from .extract import FORMS, Extraction, all_boxed, extract_answer
+from .extract import FORMS, Extraction, all_boxed, extract_answer, part_boxes
 from .memo import memoize
 from .normalize import cap, normalize_answer
 from .parse import warm_up
-from .semantics import Ctx, Scalar, Sem, interpret
+from .semantics import Ctx, Items, Scalar, Sem, interpret
 from .structure import Junction, Node, parse_structure
 
-CODE_VERSION = "1.0.0"
+# 1.1.0: multi-part boxed answers, numeric-mp for hard closed forms, commutative rearrangements
+# of unevaluated trees, per-variable solution lists, "\$" inside math, and the
+# decimal_separator / min_significant_digits conventions.
+CODE_VERSION = "1.1.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")
@@ -73,8 +76,12 @@ def _interpret_parts(parts: list[str], ctx: Ctx) -> Sem | None:
     return interpret(node, ctx)
 
 
+def _ctx(config: MathConfig) -> Ctx:
+    return Ctx(config.max_length, config.rel_tol, config.min_digits, config.decimal_comma)
+
+
 @memoize(maxsize=2048, max_chars=4000)
-def prepare_ground_truth(text: str, max_length: int, rel_tol: float | None) -> GroundTruth:
+def prepare_ground_truth(text: str, ctx: Ctx) -> GroundTruth:
     """Normalise and interpret a ground truth once; 16 completions usually share it."""
     s = text
     if "\\boxed" in s or "\\fbox" in s:
@@ -89,15 +96,37 @@ def prepare_ground_truth(text: str, max_length: int, rel_tol: float | None) -> G
         found = extract_answer(s, frozenset(FORMS))
         if found is not None:
             s = found.text
-    normalized = normalize_answer(s)
+    normalized = normalize_answer(s, ctx.decimal_comma)
     if not normalized:
         raise InvalidGroundTruth("ground truth is empty after normalisation")
-    sem = _interpret_parts([normalized], Ctx(max_length, rel_tol))
+    sem = _interpret_parts([normalized], ctx)
     return GroundTruth(normalized, ground_truth_letter(normalized), sem or Scalar(normalized))
 
 
-def _judge_answer(found: Extraction, gt: GroundTruth, ctx: Ctx) -> tuple[Outcome, str]:
-    parts = [p for p in dict.fromkeys(normalize_answer(x) for x in found.parts) if p]
+def _lists_several_values(gt: GroundTruth, ctx: Ctx) -> bool:
+    """A ground truth such as ``(3, 3), (1, 1)`` or ``x_1 = 2, x_2 = 5``: several parts."""
+    sem = gt.sem
+    return isinstance(sem, Items) and not sem.ordered and len(distinct(sem.items, ctx)) > 1
+
+
+def _judge_answer(found: Extraction, gt: GroundTruth, ctx: Ctx) -> tuple[Outcome, str, Extraction]:
+    outcome, answer = _judge_parts(found.parts, gt, ctx)
+    if outcome.correct or not _lists_several_values(gt, ctx):
+        return outcome, answer, found
+    wide = part_boxes(found)
+    if not wide:
+        return outcome, answer, found
+    # Each part boxed on its own with prose between ("\boxed{(3,3)} for part (a) and
+    # \boxed{(1,1)}"): one answer in parts. Against a single value the boxes stay a hedge.
+    wide_outcome, wide_answer = _judge_parts(wide, gt, ctx)
+    if not wide_outcome.correct:
+        return outcome, answer, found
+    return wide_outcome, wide_answer, Extraction(wide, f"{found.source}/parts")
+
+
+def _judge_parts(found_parts: tuple[str, ...], gt: GroundTruth, ctx: Ctx) -> tuple[Outcome, str]:
+    normalized = (normalize_answer(x, ctx.decimal_comma) for x in found_parts)
+    parts = [p for p in dict.fromkeys(normalized) if p]
     answer = ", ".join(parts)
     if not parts:
         return Outcome(False, "none", "the extracted answer is empty"), answer
@@ -114,7 +143,7 @@ def _judge_choice(
 ) -> tuple[Outcome, str]:
     assert gt.choice is not None
     letters = read_choice(found.text)
-    answer = normalize_answer(found.text)
+    answer = normalize_answer(found.text, ctx.decimal_comma)
     if letters is None and prompt:
         letters = choice_from_prompt(found.text, prompt, ctx)
     if not letters:
@@ -143,8 +172,8 @@ def _verdict(
 
 def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | None) -> Verdict:
     """Verify with an already validated config."""
-    gt = prepare_ground_truth(coerce_ground_truth(ground_truth), config.max_length, config.rel_tol)
-    ctx = Ctx(config.max_length, config.rel_tol)
+    ctx = _ctx(config)
+    gt = prepare_ground_truth(coerce_ground_truth(ground_truth), ctx)
     text = completion if isinstance(completion, str) else ""
     found = extract_answer(text, config.forms)
     if found is None:
@@ -153,7 +182,7 @@ def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | No
     if gt.choice is not None:
         outcome, answer = _judge_choice(found, gt, prompt, ctx)
     else:
-        outcome, answer = _judge_answer(found, gt, ctx)
+        outcome, answer, found = _judge_answer(found, gt, ctx)
     return _verdict("correct" if outcome.correct else "incorrect", found, answer, gt, outcome)
 
 

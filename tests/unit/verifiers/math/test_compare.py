@@ -7,7 +7,7 @@ import pytest
 from service.verifiers.math.compare import judge
 from service.verifiers.math.normalize import normalize_answer
 from service.verifiers.math.parse import parse_latex
-from service.verifiers.math.semantics import Ctx, Intervals, Sem, interpret
+from service.verifiers.math.semantics import Ctx, Intervals, Items, Sem, interpret
 from service.verifiers.math.structure import parse_structure
 from service.verifiers.math.symbolic import exprs_equal
 
@@ -137,3 +137,32 @@ def test_guarded_expressions_only_match_identical_trees() -> None:
     assert exprs_equal(huge, huge)
     other = parse_latex("2^{2^{40}}+1", 100)
     assert other is not None and not exprs_equal(huge, other)
+
+
+@pytest.mark.parametrize(
+    ("gt", "answer", "expected"),
+    [
+        ("(5,2),(7,2)", "p=5,q=2; p=7,q=2", True),
+        ("p=5,q=2; p=7,q=2", "(7,2),(5,2)", True),
+        ("p=5,q=2; p=7,q=2", "q=2,p=7; q=2,p=5", True),
+        ("(p,q)=(5,2),(7,2)", "p=5,q=2; p=7,q=2", True),
+        ("(5,2),(7,2)", "p=5,q=2; p=7,q=3", False),
+        ("(5,2),(7,2)", "p=5,q=2", False),
+        ("p=5,q=2; p=7,q=2", "q=5,p=2; q=7,p=2", False),
+        ("(5,2),(7,2)", "p=5,q=2; p=7", False),
+    ],
+)
+def test_solutions_written_per_variable(gt: str, answer: str, expected: bool) -> None:
+    assert equal(gt, answer) is expected
+
+
+def test_per_variable_solutions_read_as_rounds() -> None:
+    grouped = sem("x=1, y=2, x=3, y=4")
+    assert isinstance(grouped, Items) and len(grouped.items) == 2
+    assert all(isinstance(r, Items) and len(r.items) == 2 for r in grouped.items)
+    assert isinstance(sem("x=1, x=2"), Items) and len(sem("x=1, x=2").items) == 2
+
+
+def test_reordered_products_of_unevaluated_trees() -> None:
+    assert equal("2^{20000}\\cdot 3+1", "1+3\\cdot 2^{20000}")
+    assert not equal("2^{20000}\\cdot 3+1", "1+3\\cdot 2^{20001}")

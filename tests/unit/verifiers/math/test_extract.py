@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from service.verifiers.math.extract import FORMS, all_boxed, extract_answer, last_box_cluster
+from service.verifiers.math.extract import (
+    FORMS,
+    all_boxed,
+    extract_answer,
+    last_box_cluster,
+    part_boxes,
+)
 
 ALL = frozenset(FORMS)
 
@@ -161,3 +167,43 @@ def test_answer_colon_in_prose_is_not_an_anchor() -> None:
 )
 def test_answer_label_at_line_start(label: str) -> None:
     assert parts(REASONING + label) == ("42",)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "The answer is $\\$18$.",
+        "So she has $\\$18$ left, and the answer is $\\$18$.",
+        "Answer: $\\$18$.",
+        "**Final Answer**\n$\\$18$",
+    ],
+)
+def test_escaped_dollar_inside_inline_math_is_not_a_delimiter(ending: str) -> None:
+    found = parts(REASONING + ending)
+    assert found is not None and found[0].endswith("\\$18$")
+
+
+def test_boxes_with_prose_between_are_offered_as_parts() -> None:
+    found = extract_answer("\\boxed{(3,3)} for part (a) and \\boxed{(1,1)} for part (b).", ALL)
+    assert found is not None
+    assert found.parts == ("(1,1)",)  # the tight cluster: what a single-value answer reads
+    assert part_boxes(found) == ("(3,3)", "(1,1)")
+
+
+def test_a_box_taken_back_is_not_a_part() -> None:
+    text = "So $x=\\boxed{2}$. Wait, that is wrong. Solving again, $x=\\boxed{3}$."
+    found = extract_answer(text, ALL)
+    assert found is not None and found.parts == ("3",) and part_boxes(found) == ()
+
+
+def test_parts_stop_at_a_long_gap() -> None:
+    text = "\\boxed{1}" + " filler" * 400 + " and \\boxed{2}"
+    found = extract_answer(text, ALL)
+    assert found is not None and part_boxes(found) == ()
+    assert last_box_cluster(text, parts=True)[0].content == "2"
+
+
+def test_thousands_of_nested_boxes_read_as_the_innermost_answer() -> None:
+    text = "\\boxed{" * 20_000 + "1"
+    boxes = last_box_cluster(text, parts=True) + last_box_cluster(text)
+    assert [b.content for b in boxes] == ["1", "1"]

@@ -7,6 +7,7 @@ import pytest
 from service.verifiers.math.normalize import (
     cap,
     normalize_answer,
+    read_decimal_commas,
     strip_delimiters,
     strip_units,
     text_canon,
@@ -97,3 +98,30 @@ def test_text_canon_is_case_and_space_insensitive(a: str, b: str) -> None:
 def test_cap_marks_truncation() -> None:
     assert cap("x" * 600).endswith("...") and len(cap("x" * 600)) == 500
     assert cap("short") == "short"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2,74", "2.74"),
+        ("-2,74+1,5x", "-2.74+1.5x"),
+        ("2, 74", "2, 74"),
+        ("1,234,567", "1,234,567"),
+        ("x_{1,2}", "x_{1,2}"),
+        ("a_1,2", "a_1,2"),
+        ("(1,5; 2,5)", "(1.5; 2.5)"),
+        ("2.74", "2.74"),
+    ],
+)
+def test_read_decimal_commas(text: str, expected: str) -> None:
+    assert read_decimal_commas(text) == expected
+
+
+def test_decimal_comma_only_when_asked() -> None:
+    assert normalize_answer("$2{,}74$") == "2,74"
+    assert normalize_answer("$2{,}74$", decimal_comma=True) == "2.74"
+
+
+def test_escaped_dollar_inside_math_is_unwrapped() -> None:
+    assert strip_delimiters("$\\$18$") == "\\$18"
+    assert normalize_answer("$\\$18$") == "18"

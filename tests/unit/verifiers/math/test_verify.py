@@ -16,6 +16,7 @@ from service.verifiers.math import (
     validate_config,
     verify,
 )
+from service.verifiers.registry import build_version
 
 REASONING = (
     "Let's work through this step by step.\n\n"
@@ -300,6 +301,12 @@ def test_verdict_shape_and_json_safety() -> None:
         ("\\boxed{Monday}", "\\text{Monday}", "text"),
         ("\\boxed{C}", "C", "choice"),
         ("\\boxed{2x-y+1=0}", "y=2x+1", "equation"),
+        (
+            "\\boxed{\\frac{(1+\\sqrt{3})(2+\\sqrt{3})^{2016}-(1-\\sqrt{3})(2-\\sqrt{3})^{2016}}"
+            "{2\\sqrt{3}}}",
+            "\\frac{(1+\\sqrt3)^{4033}-(1-\\sqrt3)^{4033}}{2^{2017}\\sqrt3}",
+            "numeric-mp",
+        ),
     ],
 )
 def test_method_is_reported(completion: str, ground_truth: str, method: str) -> None:
@@ -337,7 +344,7 @@ def test_determinism() -> None:
 
 
 def test_versions() -> None:
-    assert CODE_VERSION == "1.0.0"
+    assert CODE_VERSION == "1.1.0"
     for name in ("sympy", "latex2sympy2_extended", "antlr4-python3-runtime", "mpmath"):
         assert LIBRARY_VERSIONS[name] not in ("", "missing")
 
@@ -370,6 +377,14 @@ def test_validate_config_does_not_share_mutable_defaults() -> None:
         ({"extraction_forms": "boxed"}, "extraction_forms"),
         ({"max_symbolic_length": 0}, "max_symbolic_length"),
         ({"max_symbolic_length": "100"}, "max_symbolic_length"),
+        ({"decimal_separator": ";"}, "decimal_separator"),
+        ({"decimal_separator": [","]}, "decimal_separator"),
+        ({"decimal_separator": None}, "decimal_separator"),
+        ({"min_significant_digits": 3}, "min_significant_digits"),
+        ({"min_significant_digits": 101}, "min_significant_digits"),
+        ({"min_significant_digits": 12.0}, "min_significant_digits"),
+        ({"min_significant_digits": True}, "min_significant_digits"),
+        ({"min_significant_digits": "12"}, "min_significant_digits"),
     ],
 )
 def test_bad_config_names_the_key(config: dict[str, Any], key: str) -> None:
@@ -383,6 +398,77 @@ def test_rel_tol_config() -> None:
     assert status("\\boxed{3.1416}", "\\pi", {"rel_tol": 1e-4}) == "correct"
     assert status("\\boxed{3.1416}", "\\pi") == "incorrect"
     assert status("\\boxed{0.3333}", "\\frac13", {"rel_tol": 1e-3}) == "correct"
+
+
+def test_conventions_at_their_defaults_leave_the_config_as_it_was() -> None:
+    explicit = {"decimal_separator": ".", "min_significant_digits": None}
+    assert validate_config(explicit) == validate_config({}) == DEFAULT_CONFIG
+    merged = validate_config({"decimal_separator": ",", "min_significant_digits": 12})
+    assert merged["decimal_separator"] == "," and merged["min_significant_digits"] == 12
+    json.dumps(merged)
+
+
+def test_conventions_are_part_of_the_version_hash() -> None:
+    def digest(config: dict[str, Any]) -> str:
+        return build_version("m", "1", "math", config).version_hash
+
+    plain = digest({})
+    assert digest({"decimal_separator": ".", "min_significant_digits": None}) == plain
+    assert digest({"decimal_separator": ","}) != plain
+    assert digest({"min_significant_digits": 12}) != plain
+    assert digest({"min_significant_digits": 12}) != digest({"min_significant_digits": 13})
+
+
+@pytest.mark.parametrize(
+    ("completion", "ground_truth", "expected"),
+    [
+        ("\\boxed{2,74}", "2.74", "correct"),
+        ("\\boxed{2,74}", "2,74", "correct"),
+        ("\\boxed{2.74}", "2,74", "correct"),
+        ("\\boxed{2{,}74}", "2,74", "correct"),
+        ("Die Antwort ist $3,5$ Meter.", "3.5", "correct"),
+        ("\\boxed{2,75}", "2,74", "incorrect"),
+        ("\\boxed{1,5}", "15", "incorrect"),
+        ("\\boxed{2, 74}", "2,74", "incorrect"),
+        ("\\boxed{1; 2}", "\\{1, 2\\}", "correct"),
+    ],
+)
+def test_decimal_comma_convention(completion: str, ground_truth: str, expected: str) -> None:
+    assert status(completion, ground_truth, {"decimal_separator": ","}) == expected
+
+
+def test_decimal_comma_is_off_by_default() -> None:
+    assert status("\\boxed{2,74}", "2.74") == "incorrect"
+    assert status("\\boxed{1,234}", "1234") == "correct"
+
+
+@pytest.mark.parametrize(
+    ("completion", "ground_truth", "expected"),
+    [
+        ("\\boxed{0.0833333333333333}", "\\frac{1}{12}", "correct"),
+        ("\\boxed{\\frac{1}{12}}", "0.0833333333333333", "correct"),
+        ("\\boxed{0.08333333333333}", "0.083333333333333333", "correct"),
+        ("\\boxed{3.14159265358979}", "\\pi", "correct"),
+        ("\\boxed{1.41421356237310}", "\\sqrt{2}", "correct"),
+        ("\\boxed{-0.0833333333333333}", "-\\frac{1}{12}", "correct"),
+        ("\\boxed{0.08333333333}", "\\frac{1}{12}", "incorrect"),
+        ("\\boxed{0.0833333333343333}", "\\frac{1}{12}", "incorrect"),
+        ("\\boxed{-0.0833333333333333}", "\\frac{1}{12}", "incorrect"),
+        ("\\boxed{3.14}", "\\pi", "incorrect"),
+        ("\\boxed{8.33333333333333\\%}", "\\frac{1}{12}", "incorrect"),
+    ],
+)
+def test_min_significant_digits_convention(
+    completion: str, ground_truth: str, expected: str
+) -> None:
+    assert status(completion, ground_truth, {"min_significant_digits": 12}) == expected
+    assert status(completion, ground_truth) == "incorrect"
+
+
+def test_min_significant_digits_is_reported() -> None:
+    verdict = verify("\\boxed{0.0833333333333333}", "\\frac1{12}", {"min_significant_digits": 12})
+    assert verdict.details["method"] == "significant-digits"
+    assert status("\\boxed{0.0833333333333333}", "\\frac1{12}") == "incorrect"
 
 
 def test_extraction_forms_config() -> None:
@@ -421,6 +507,9 @@ PATHOLOGICAL = [
     (("\\boxed{1} or " * 2000) + "\\boxed{2}", "2"),
     ("\\boxed{e^{e^{e^{e^{10}}}}}", "1"),
     ("\\boxed{1.5\\times10^{999999999}}", "15"),
+    # sympy would factor the radicand (a primality test on a 4000-digit number: ~30 s)
+    ("\\boxed{\\sqrt{10^{4000}+1}}", "10^{2000}"),
+    ("\\boxed{" + "+".join(f"(1+\\sqrt{{2}})^{{{30000 + k}}}" for k in range(24)) + "}", "1"),
     (REASONING * 300 + "\\boxed{7}", "8"),
 ]
 

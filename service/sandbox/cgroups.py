@@ -21,7 +21,7 @@ from service.sandbox.procfs import cgroup_entries, pid_alive
 
 _ROOT = Path("/sys/fs/cgroup")
 _TAG = re.compile(r"^rlvr-sbx-(\d+)-\d+$")
-# Memory a sandbox's own processes (its server, or a container's keeper and run wrapper) and
+# Memory a sandbox's own processes (its server, or a container's supervisor and template) and
 # the page cache of its files may use beyond the program's limit.
 CGROUP_HEADROOM = 64 << 20
 

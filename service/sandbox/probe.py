@@ -98,7 +98,7 @@ def check_probe_output(
 
     ``local``: the program is in a PID namespace of its own and sees only itself (not its
     server, PID 1, whose command line it cannot read). ``docker``: PID 1 is Docker's init;
-    besides it the container holds its keeper, the run's wrapper and the probe."""
+    besides it the container holds its supervisor, the run template and the probe."""
     try:
         facts: dict[str, Any] = json.loads(stdout)
     except ValueError:

@@ -13,7 +13,7 @@ from service.sandbox.config import SandboxConfig
 from service.sandbox.docker.containers import Container, Engine
 from service.sandbox.docker.images import missing_image
 from service.sandbox.docker.pool import WarmPool
-from service.sandbox.docker.session import DockerSession, tar_files
+from service.sandbox.docker.session import DockerSession
 from service.sandbox.probe import ProbeCache, check_probe_run, probe_spec
 from service.sandbox.procfs import processes_of_uids
 
@@ -54,7 +54,6 @@ class DockerBackend:
         self._probes = ProbeCache()
         self._image_reports: dict[str, ProbeReport] = {}
         self._probe_lock = threading.Lock()
-        self._cpu_visible = False
 
     @classmethod
     def from_config(cls, config: SandboxConfig) -> DockerBackend:
@@ -104,8 +103,9 @@ class DockerBackend:
             pool_size=self.pool_size,
             memory_limit="cgroup",
             process_limit="cgroup",
-            cpu_accounting="cgroup" if self._cpu_visible else "wall clock",
-            seccomp=any("seccomp" in option for option in security),
+            cpu_accounting="rusage",
+            # Docker's profile, and the sandbox's own filter on top of it in every run.
+            seccomp=any("seccomp" in option for option in security) and report.facts["seccomp"],
         )
         return ProbeReport(self.name, True, (), facts)
 
@@ -117,16 +117,19 @@ class DockerBackend:
         files, spec = probe_spec(_FORBIDDEN)
         try:
             with self._session(files, image, probing=True) as session:
-                self._cpu_visible = session.container.cgroup.cpu_file is not None
                 result = session.run(spec)
-                uid = session.container.uid
+                container = session.container
         except SandboxError as exc:
             return ProbeReport(self.name, False, (f"probe did not run in {image}: {exc}",))
-        problems, facts = check_probe_run(result, uid, kind="docker")
+        problems, facts = check_probe_run(result, container.uid, kind="docker")
         if problems:
             return ProbeReport(self.name, False, tuple(problems))
         self._pool.keep_warm(image)
         facts = {key: facts.get(key) for key in ("pids", "uid", "init")}
+        facts.update(
+            supervisor_python=container.ready.get("python"),
+            seccomp=bool(container.ready.get("seccomp")),
+        )
         return ProbeReport(self.name, True, (), facts)
 
     def image_for(self, language: str | None) -> str:
@@ -166,23 +169,25 @@ class DockerBackend:
     def _session(
         self, files: Mapping[str, bytes], image: str, probing: bool = False
     ) -> Iterator[DockerSession]:
-        container = self._open(tar_files(files), image)
+        session = self._open(files, image)
         try:
-            yield DockerSession(self._engine, container)
+            yield session
         finally:
+            session.close()
             if probing:  # the probe's own container: removed now, before any pool exists
-                self._pool.remove_now(container)
+                self._pool.remove_now(session.container)
             else:
-                self._pool.retire(container)
+                self._pool.give_back(session.container)
 
-    def _open(self, archive: bytes, image: str) -> Container:
+    def _open(self, files: Mapping[str, bytes], image: str) -> DockerSession:
         """A container from the image's pool with the files in /work. A pooled container that
         died is dropped with every other dead one of its pool, and a fresh one takes its place."""
         for attempt in (1, 2):
             container = self._pool.take(image)
+            session = DockerSession(self._engine, container)
             try:
-                self._engine.run_as_root(container, "open_work", archive)
-                return container
+                session.open(files)
+                return session
             except SandboxError:
                 self._pool.retire(container)
                 if attempt == 2 or self._engine.running(container):

@@ -1,14 +1,16 @@
-"""The docker backend's containers: how one is started (locked down), labelled with its owner,
-exec'd into, resized, checked and removed.
+"""The docker backend's containers: how one is started (locked down) with its supervisor,
+labelled with its owner, resized, checked and removed.
 
 Every container is started from the runner image with no network, a read-only root,
-size- and inode-capped tmpfs for /work, /tmp and /dev/shm, no capabilities,
-``no-new-privileges``, pids/memory/CPU limits and Docker's init as PID 1; the host's kernel,
-hardware, load and boot id are masked in /proc (and /sys is not there), and its resolver is
-not in /etc/resolv.conf. Its idle keeper runs as uid 0 *without capabilities*; every
-program runs as a non-root uid of its own (one per container), so a program can neither
-signal the keeper nor write the root-owned /work, and ``kill(-1)`` inside reaches only the
-program's own processes.
+size- and inode-capped tmpfs for /work, /tmp and /dev/shm, ``no-new-privileges``,
+pids/memory/CPU limits and Docker's init as PID 1; the host's kernel, hardware, load and boot
+id are masked in /proc (and /sys is not there), and its resolver is not in /etc/resolv.conf.
+Its main process is the supervisor (channel.py, ``server/supervisor.py``): uid 0 with
+``CAP_SETUID`` and ``CAP_SETGID`` and no other capability (no ``CAP_KILL``, no
+``CAP_DAC_OVERRIDE``), so that it can start runs as the program's uid. Every program runs as a
+non-root uid of its own (one per container) with no capabilities at all, so a program can
+neither signal nor read the supervisor nor write the root-owned /work, and ``kill(-1)``
+inside reaches only the program's own processes.
 """
 
 from __future__ import annotations
@@ -18,20 +20,25 @@ import itertools
 import os
 import socket
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from service.sandbox.base import WORK_DIR, SandboxError
 from service.sandbox.cgroups import CGROUP_HEADROOM, CgroupAccounting
 from service.sandbox.docker import scripts
-from service.sandbox.docker.exec_stream import ExecResult, run_exec
+from service.sandbox.docker.channel import BOOT, Channel, boot_frame
+from service.sandbox.docker.exec_stream import run_exec
 from service.sandbox.procfs import process_start, process_stat
 from service.sandbox.server.wire import ENV
 
 LABEL = "rlvr.sandbox"
 OWNER_LABEL = "rlvr.sandbox.owner"
-_KEEPER = ("sleep", "infinity")
+_SUPERVISOR = ("python3", "-I", "-S", "-B", "-c", BOOT)
+# What the supervisor needs to start runs as the program's uid; a program gets none of it.
+_SUPERVISOR_CAPS = ["SETUID", "SETGID"]
+# Starting the supervisor (its modules, the template) on a busy machine.
+_BOOT_S = 60.0
+_BOOT_REPLY_MAX = 64 << 10
 # Docker's own masked paths (setting the list replaces them), then what would tell a program
 # about the host: kernel release and build, boot command line and id, symbols, hardware
 # (memory, CPU model, devices), host-wide load, uptime and statistics. A masked file reads
@@ -95,7 +102,7 @@ MASKED_PATHS = (
 # cannot leave more than this many (a program that litters /tmp with 20,000 files once held
 # a worker for 20 s).
 _TMP_INODES, _WORK_INODES, _SHM_INODES = 8192, 4096, 1024
-# The whole environment of the keeper and of every exec; a run's program gets only these.
+# The whole environment of the supervisor and of an exec; a run's program gets only these.
 EXEC_ENV = tuple(f"{key}={value}" for key, value in ENV.items())
 _uids = itertools.count()  # per process, shared by every backend instance in it
 
@@ -129,6 +136,17 @@ class Container:
     memory_bytes: int = 0
     # The init's start time when this worker can see the host's processes, else None.
     init_started: str | None = None
+    image: str = ""
+    channel: Channel | None = None
+    # What the supervisor said when it started (its pid, python, whether seccomp is there).
+    ready: dict[str, Any] = field(default_factory=dict)
+    # Why this container must not serve another session (None: it may).
+    broken: str | None = None
+
+    def supervisor(self) -> Channel:
+        if self.channel is None:
+            raise SandboxError("the sandbox container has no supervisor")
+        return self.channel
 
 
 class Engine:
@@ -153,7 +171,7 @@ class Engine:
         return client
 
     def create(self, image: str) -> Container:
-        """A new locked-down container of ``image``, its keeper idle."""
+        """A new locked-down container of ``image``, its supervisor started and ready."""
         uid = _next_uid()
         memory = self._fresh_memory
         api = self.client().api
@@ -168,6 +186,7 @@ class Engine:
                 "/dev/shm": f"rw,noexec,nosuid,nodev,size=16m,nr_inodes={_SHM_INODES},mode=1777",
             },
             cap_drop=["ALL"],
+            cap_add=_SUPERVISOR_CAPS,
             security_opt=["no-new-privileges"],
             pids_limit=self.pids_max,
             mem_limit=memory,
@@ -183,33 +202,47 @@ class Engine:
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         created = api.create_container(
             image,
-            list(_KEEPER),
+            list(_SUPERVISOR),
             detach=True,
+            stdin_open=True,
             user="0:0",
             host_config=host_config,
             hostname="sandbox",
             environment=list(EXEC_ENV),
-            working_dir="/tmp",
+            working_dir="/",
             labels={LABEL: "1", OWNER_LABEL: owner_tag(os.getpid())},
         )
         container_id = created["Id"]
         with self._lock:
             self._created.add(container_id)
+        channel = None
         try:
+            # Attached before it starts: the supervisor's first byte is never missed.
+            channel = Channel(
+                api.attach_socket(
+                    container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+                )
+            )
             api.start(container_id)
             host_pid = int(api.inspect_container(container_id)["State"]["Pid"])
+            container = Container(
+                container_id,
+                uid,
+                host_pid,
+                CgroupAccounting.of_pid(host_pid),
+                memory,
+                process_start(host_pid),
+                image,
+                channel,
+            )
+            container.ready = _boot(channel, uid)
         except Exception:
+            if channel is not None:
+                channel.close()
             with contextlib.suppress(Exception):
                 api.remove_container(container_id, force=True)
             raise
-        return Container(
-            container_id,
-            uid,
-            host_pid,
-            CgroupAccounting.of_pid(host_pid),
-            memory,
-            process_start(host_pid),
-        )
+        return container
 
     def created(self) -> set[str]:
         """The ids of every container this engine started (removed ones included)."""
@@ -217,6 +250,8 @@ class Engine:
             return set(self._created)
 
     def remove(self, container: Container) -> None:
+        if container.channel is not None:
+            container.channel.close()
         with contextlib.suppress(Exception):
             self.client().api.remove_container(container.id, force=True)
 
@@ -249,43 +284,22 @@ class Engine:
         # New containers start with the limit runs use now: most sessions then set none.
         self._fresh_memory = limit_bytes
 
-    def exec(
-        self,
-        container: Container,
-        argv: Sequence[str],
-        *,
-        user: int,
-        stdin: bytes = b"",
-        wall_s: float = 30.0,
-        caps: tuple[int, int] = (1 << 20, 1 << 20),
-        stop_on_overrun: bool = True,
-        handshake: Callable[[], bytes] | None = None,
-    ) -> ExecResult:
-        """Run ``argv`` in ``container``; over its clock or a cap, the program's uid is killed.
-        ``handshake``: see exec_stream.py (the run wrapper's "ready")."""
-        return run_exec(
-            self.client().api,
-            container.id,
-            argv,
-            user=user,
-            environment=EXEC_ENV,
-            stdin=stdin,
-            wall_s=wall_s,
-            caps=caps,
-            stop=(lambda: self.kill_programs(container)) if stop_on_overrun else None,
-            handshake=handshake,
-        )
-
-    def kill_programs(self, container: Container) -> None:
-        """Kill every process of the program's uid (a failure shows as a stream left open)."""
-        with contextlib.suppress(SandboxError):
+    def kill_programs(self, container: Container) -> bool:
+        """The host's last resort: kill every process of the program's uid through an exec of
+        its own (the supervisor did not answer); True if that exec ran to its end."""
+        try:
             argv = ["sh", "-c", scripts.as_program("kill")]
-            self.exec(container, argv, user=container.uid, wall_s=10.0, stop_on_overrun=False)
+            api = self.client().api
+            code = run_exec(api, container.id, argv, user=container.uid, environment=EXEC_ENV)
+        except SandboxError:
+            return False
+        return code == 0
 
-    def run_as_root(self, container: Container, script: str, stdin: bytes = b"") -> None:
-        """One of the root scripts on the work directory; SandboxError if it fails."""
-        argv = ["sh", "-c", scripts.as_root(script), f"rlvr-{script}", WORK_DIR]
-        result = self.exec(container, argv, user=0, stdin=stdin, wall_s=20.0)
-        if result.exit_code != 0 or result.killed:
-            detail = result.stderr[-300:].decode("utf-8", "replace")
-            raise SandboxError(f"sandbox set-up step failed ({result.exit_code}): {detail}")
+
+def _boot(channel: Channel, uid: int) -> dict[str, Any]:
+    """Start the supervisor: its code and config, then its "ready"."""
+    reply = channel.request(boot_frame({"uid": uid}), _BOOT_S, _BOOT_REPLY_MAX)
+    if not reply.get("ready"):
+        channel.fail("did not start")
+        raise SandboxError(f"the sandbox's supervisor did not start: {reply.get('error')}")
+    return reply

@@ -1,12 +1,9 @@
-"""One ``docker exec`` as the host runs it: the hijacked socket read with the host's own wall
-clock and byte caps (``exec_run`` has none), then the exit status from the engine.
+"""One ``docker exec`` as the host runs it: its hijacked stream read to the end under the host's
+own clock (``exec_run`` has none), then its exit status from the engine.
 
-A run's exec starts with a handshake (``handshake``): the wrapper first cleans up after the
-previous run and checks the set-up, then writes one line on stdout, "ready" or "setup
-<reason>", while no process of the program's uid exists, so nothing the program could write
-is ever taken for it. Only on "ready" does the host read the run's starting CPU time, start its
-wall clock, and send the wrapper's trailer marker followed by the program's stdin: the clean-up
-is the sandbox's time, never the test's.
+Runs do not use it (the supervisor starts them, see channel.py); only the host's last resort
+does: when a supervisor does not answer within a run's wall clock and its grace, the host kills
+every process of the program's uid through an exec of its own (scripts/kill.sh).
 """
 
 from __future__ import annotations
@@ -14,36 +11,13 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
-import struct
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from service.sandbox.base import SandboxError
 
-# How long the output may keep coming after the program was told to stop.
-_DRAIN_S = 15.0
 _INSPECT_S = 5.0
-# The wrapper's clean-up and set-up checks before "ready" (bounded by the tmpfs inode caps).
-PREPARE_S = 30.0
-_PREAMBLE_MAX = 4096
-
-
-@dataclass(slots=True)
-class ExecResult:
-    """One exec's outcome as the host saw it."""
-
-    exit_code: int | None
-    stdout: bytes
-    stderr: bytes
-    wall_s: float
-    # "wall" (the clock ran out), "stdout_limit" / "stderr_limit" (a cap), else None.
-    killed: str | None
-    # With a handshake: the wrapper's first line ("ready", "setup <reason>"), or None if none
-    # came (the wrapper did not start, or the set-up ran out of time).
-    preamble: str | None = None
 
 
 def run_exec(
@@ -53,23 +27,15 @@ def run_exec(
     *,
     user: int,
     environment: Sequence[str],
-    stdin: bytes = b"",
-    wall_s: float = 30.0,
-    caps: tuple[int, int] = (1 << 20, 1 << 20),
-    stop: Callable[[], None] | None = None,
-    handshake: Callable[[], bytes] | None = None,
-) -> ExecResult:
-    """Run ``argv`` in the container; feed stdin, read both streams under caps and a clock.
-
-    Over the clock or a cap, ``stop`` (if given) ends the program from inside while the
-    output is read on, so that Docker's copy of it never blocks. With ``handshake``, stdin
-    and the clock wait for the wrapper's "ready" line; ``handshake()`` is called then and what
-    it returns goes to the wrapper before stdin."""
+    wall_s: float = 10.0,
+) -> int | None:
+    """Run ``argv`` in the container with no stdin; its exit status (None if it did not end
+    within ``wall_s``). Its output is read and dropped."""
     try:
         exec_id = api.exec_create(
             container_id,
             list(argv),
-            stdin=True,
+            stdin=False,
             stdout=True,
             stderr=True,
             tty=False,
@@ -81,25 +47,24 @@ def run_exec(
     except Exception as exc:
         raise SandboxError(f"docker exec failed: {exc}") from exc
     raw: socket.socket = getattr(attached, "_sock", attached)
-    stream = ExecStream(raw, stdin, caps, handshake)
-    stopper: threading.Thread | None = None
+    deadline = time.monotonic() + wall_s
+    ended = False
     try:
-        killed = stream.pump(wall_s)
-        wall = time.monotonic() - stream.started
-        if stream.open and stop is not None:
-            stopper = threading.Thread(target=stop)
-            stopper.start()
-            stream.drain(time.monotonic() + _DRAIN_S)
+        raw.setblocking(False)
+        while not ended and (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([raw], [], [], left)
+            if readable:
+                try:
+                    ended = not raw.recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    ended = True
     finally:
-        if stopper is not None:
-            stopper.join()
         with contextlib.suppress(OSError):
             attached.close()
             raw.close()
-    if stream.open:
-        raise SandboxError("the program could not be stopped")
-    code = _exit_code(api, exec_id)
-    return ExecResult(code, stream.stdout(), stream.stderr(), wall, killed, stream.preamble)
+    return _exit_code(api, exec_id) if ended else None
 
 
 def _exit_code(api: Any, exec_id: str) -> int | None:
@@ -113,141 +78,3 @@ def _exit_code(api: Any, exec_id: str) -> int | None:
             code = info.get("ExitCode")
             return None if code is None else int(code)
         time.sleep(0.002)
-
-
-class ExecStream:
-    """The host side of one exec's hijacked connection: Docker's 8-byte framed stdout/stderr."""
-
-    def __init__(
-        self,
-        raw: socket.socket,
-        stdin: bytes,
-        caps: tuple[int, int],
-        handshake: Callable[[], bytes] | None = None,
-    ) -> None:
-        self.raw, self.caps = raw, caps
-        self.buffer = bytearray()
-        self.out = (bytearray(), bytearray())
-        self.open = True
-        self.started = time.monotonic()
-        self.handshake = handshake
-        self.preamble: str | None = None
-        self.stdin = stdin
-        raw.setblocking(False)
-        self.writing = True
-        # With a handshake the wrapper waits for one line before it writes anything: docker-py
-        # has read the attach response's headers by then, so its buffered reader cannot have
-        # swallowed the start of the stream (the "ready" line). The program's stdin waits for
-        # "ready": the program does not exist before.
-        self.pending = memoryview(b"\n" if handshake is not None else stdin)
-        if handshake is None and not self.pending:
-            self._close_stdin()
-
-    def _start_writing(self, prefix: bytes) -> None:
-        self.pending = memoryview(prefix + self.stdin)
-        self.writing = True
-        if not self.pending:
-            self._close_stdin()
-
-    def _stdin_sent(self) -> None:
-        if self.handshake is not None and self.preamble is None:
-            self.writing = False  # the rest follows "ready"
-        else:
-            self._close_stdin()
-
-    def _close_stdin(self) -> None:
-        self.writing = False
-        with contextlib.suppress(OSError):
-            self.raw.shutdown(socket.SHUT_WR)
-
-    def pump(self, wall_s: float) -> str | None:
-        """Until EOF (None), the wall clock ("wall") or a cap ("stdout_limit"/"stderr_limit").
-        With a handshake the clock starts at "ready"; before it the set-up has PREPARE_S."""
-        waiting = self.handshake is not None
-        deadline = self.started + (PREPARE_S if waiting else wall_s)
-        while self.open:
-            if waiting and self.preamble is not None:
-                waiting = False
-                if self.preamble != "ready":
-                    deadline = time.monotonic() + PREPARE_S  # the wrapper just exits
-                    continue
-                assert self.handshake is not None
-                prefix = self.handshake()
-                self.started = time.monotonic()
-                deadline = self.started + wall_s
-                self._start_writing(prefix)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "wall"
-            writers = [self.raw] if self.writing else []
-            readable, writable, _ = select.select([self.raw], writers, [], left)
-            if writable:
-                try:
-                    sent = self.raw.send(self.pending[: 1 << 16])
-                    self.pending = self.pending[sent:]
-                except BlockingIOError:
-                    pass
-                except OSError:  # the program closed its stdin
-                    self.pending = self.pending[:0]
-                if not self.pending:
-                    self._stdin_sent()
-            if readable and (over := self._receive()):
-                return over
-        return None
-
-    def drain(self, deadline: float) -> None:
-        """After a kill: read what is left until EOF, ignoring caps, briefly."""
-        self.caps = (1 << 62, 1 << 62)
-        while self.open and time.monotonic() < deadline:
-            readable, _, _ = select.select([self.raw], [], [], deadline - time.monotonic())
-            if readable:
-                self._receive(keep=False)
-
-    def _receive(self, keep: bool = True) -> str | None:
-        try:
-            chunk = self.raw.recv(1 << 16)
-        except BlockingIOError:
-            return None
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.open = False
-            return None
-        if not keep:
-            return None
-        self.buffer += chunk
-        while len(self.buffer) >= 8:
-            kind, size = self.buffer[0], struct.unpack(">I", self.buffer[4:8])[0]
-            if len(self.buffer) < 8 + size:
-                break
-            payload = self.buffer[8 : 8 + size]
-            del self.buffer[: 8 + size]
-            if kind == 1 and self.handshake is not None and self.preamble is None:
-                payload = self._take_preamble(payload)
-            if kind in (1, 2):
-                target = self.out[kind - 1]
-                target += payload
-                if len(target) > self.caps[kind - 1]:
-                    del target[self.caps[kind - 1] :]
-                    return "stdout_limit" if kind == 1 else "stderr_limit"
-        return None
-
-    def _take_preamble(self, payload: bytearray) -> bytearray:
-        """The wrapper's first stdout line, kept apart from the program's output."""
-        head = self.out[0]
-        head += payload
-        end = head.find(b"\n")
-        if end < 0:
-            if len(head) > _PREAMBLE_MAX:
-                self.preamble = "setup the run wrapper wrote no ready line"
-            return bytearray()
-        self.preamble = head[:end].decode("utf-8", "replace")
-        rest = bytearray(head[end + 1 :])
-        del head[:]
-        return rest
-
-    def stdout(self) -> bytes:
-        return bytes(self.out[0])
-
-    def stderr(self) -> bytes:
-        return bytes(self.out[1])

@@ -1,9 +1,11 @@
 """Warm containers per image, kept by a thread of its own, off the request path.
 
-A session takes a container from its image's pool; when the session ends the container is
-retired: removed, and a fresh one started in its place. Nothing of one submission is ever
-visible to the next. Containers whose worker died without removing them are stale: the next
-worker on the machine removes them when its backend starts.
+A session takes a container from its image's pool and gives it back when it ends, once its
+supervisor has emptied /work (every run was already killed and cleaned up after as the
+program's uid): starting a container costs far more than the runs of a submission. A container
+whose supervisor failed, that a run left unclean, or that the pool has no room for is retired
+instead: removed, and a fresh one started in its place. Containers whose worker died without
+removing them are stale: the next worker on the machine removes them when its backend starts.
 """
 
 from __future__ import annotations
@@ -55,21 +57,37 @@ class WarmPool:
 
     def take(self, image: str) -> Container:
         """A warm container of ``image``, or a new one if its pool is empty (this waits)."""
-        container = None
         with self._cond:
             pool = self._pools.get(image)
-            if pool:
-                container = pool.pop(0)
-                self._cond.notify_all()
-        if container is None:
-            try:
-                container = self.engine.create(image)
-            except Exception as exc:
-                raise SandboxError(f"could not start a sandbox container: {exc}") from exc
+            container = pool.pop() if pool else None  # the one given back last: warm pages
+            if container is not None:  # in use at once: never counted as missing
+                self._in_use[container.id] = container
+                self._used_uids.add(container.uid)
+                return container
+        try:
+            container = self.engine.create(image)
+        except Exception as exc:
+            raise SandboxError(f"could not start a sandbox container: {exc}") from exc
         with self._cond:
             self._in_use[container.id] = container
             self._used_uids.add(container.uid)
         return container
+
+    def give_back(self, container: Container) -> None:
+        """A container whose session ended: warm again if it is sound and its pool has room,
+        else retired."""
+        with self._cond:
+            pool = self._pools.get(container.image)
+            if self._closing or container.broken is not None or pool is None:
+                keep = False
+            else:
+                keep = len(pool) < self.size
+            if keep and pool is not None:
+                self._in_use.pop(container.id, None)
+                pool.append(container)
+                self._cond.notify_all()
+                return
+        self.retire(container)
 
     def retire(self, container: Container) -> None:
         """A container whose session ended: removed in the background."""
@@ -126,13 +144,15 @@ class WarmPool:
         return [i["Id"] for i in listed if i["Id"] in created and i["Id"] not in known]
 
     def wait_idle(self, timeout_s: float = 30.0) -> bool:
-        """True once retired containers are removed and every pool is full."""
+        """True once retired containers are removed, none is starting and every pool is
+        full."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while (
                 self._retired
                 or self._removing
-                or any(len(pool) < self.size for pool in self._pools.values())
+                or any(self._creating.values())
+                or any(self._count(image) < self.size for image in self._pools)
             ):
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -202,8 +222,14 @@ class WarmPool:
                 self.engine.remove(made)
 
     def _short(self) -> str | None:
-        """An image whose pool is below its size (counting starts in progress), if any."""
-        for image, pool in self._pools.items():
-            if len(pool) + self._creating[image] < self.size:
+        """An image with fewer than ``size`` containers (warm, starting or in a session, which
+        comes back), if any."""
+        for image in self._pools:
+            if self._count(image) + self._creating[image] < self.size:
                 return image
         return None
+
+    def _count(self, image: str) -> int:
+        """Containers of ``image`` warm or in a session."""
+        in_use = sum(1 for container in self._in_use.values() if container.image == image)
+        return len(self._pools[image]) + in_use

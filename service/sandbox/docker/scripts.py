@@ -14,10 +14,5 @@ def _read(name: str) -> str:
 
 @cache
 def as_program(name: str) -> str:
-    """``run`` or ``kill``: run as the program's uid, after lib.sh's functions."""
+    """``kill``: run as the program's uid, after lib.sh's functions."""
     return _read("lib") + "\n" + _read(name)
-
-
-def as_root(name: str) -> str:
-    """``open_work``, ``lend_work`` or ``take_back_work``: run as root, on the work directory."""
-    return _read(name)

@@ -1,44 +1,40 @@
-"""One submission's container, and how a run in it becomes a RunResult.
+"""One submission's session in a container, and how a run in it becomes a RunResult.
 
-A run is one ``docker exec`` of the wrapper (scripts/run.sh). Before the program exists, the
-wrapper kills and deletes what the previous run of the same submission left behind and checks
-that the program can start; it says so on its first stdout line ("ready" or "setup <reason>"),
-written while no process of the program's uid exists, and the host believes nothing else about
-the set-up. Only on "ready" does the host read the container's CPU counter, start the run's
-wall clock and send the trailer's marker and then the program's stdin (exec_stream.py's
-handshake): the clean-up is never charged to the test. The wrapper then sets the run's rlimits
-(``prlimit``), starts the program through ``rlvr-confine`` (the sandbox's seccomp filter) with
-fd 3 going to a result file, kills whatever outlived it and appends the result to stderr
-behind the marker. Nothing after "ready" decides who is to blame: a program can write a fake
-trailer, but only its exit status (from the engine) and its own result come from there. CPU
-time and OOM kills come from the container's cgroup on the host, which the program cannot
-touch.
+A run is one request to the container's supervisor (``server/supervisor.py``), no engine call:
+the supervisor's pristine template forks a child that reads the job, drops to the program's
+uid under its limits and the seccomp filter, and runs the program; the supervisor feeds its
+stdin, reads its output under the caps and keeps its wall clock; the template reaps and kills
+everything the run left and cleans up as the program's uid, after counting the run's CPU time
+(its processes' resource use, whoever reaped them), so cleaning up is never the test's time.
+
+The host believes nothing the program writes: a set-up failure reaches it only through a pipe
+that closes when the program starts, and the program's bytes travel inside the supervisor's
+reply. It keeps its own clock and caps too: a reply must come within the run's wall clock and
+a grace (else the host kills every process of the program's uid through an exec of its own,
+and the run counts as over its time), and may not be larger than the caps allow. OOM kills
+come from the container's cgroup on the host, which the program cannot touch.
 """
 
 from __future__ import annotations
 
-import io
-import os
-import secrets
-import tarfile
+import base64
 import time
 from collections.abc import Mapping
+from typing import Any, NoReturn
 
 from service.sandbox.base import Limits, RunResult, RunSpec, SandboxError
-from service.sandbox.docker import scripts
-from service.sandbox.docker.containers import EXEC_ENV, Container, Engine
-from service.sandbox.docker.exec_stream import ExecResult
-from service.sandbox.server.seccomp import available as seccomp_available
-from service.sandbox.server.seccomp import filter_bytes
-from service.sandbox.server.wire import FAST_PYTHON
+from service.sandbox.docker.containers import Container, Engine
 
-# The filter rlvr-confine installs before every program (the local sandbox's own); "-" for
-# none where the table does not exist (not x86_64), which the probe reports.
-_FILTER = filter_bytes().hex() if seccomp_available() else "-"
+# How long after its wall clock a run's reply may take (the supervisor's own kill and
+# clean-up, a loaded machine), and again after the host's own kill.
+GRACE_S = 5.0
+# Sessions opening and closing (files into /work, emptying it).
+_SESSION_S = 30.0
+_SMALL_REPLY = 64 << 10
 
 
 class DockerSession:
-    """One submission's container; runs execute one at a time."""
+    """One submission's files in a container's /work; runs execute one at a time."""
 
     def __init__(self, engine: Engine, container: Container) -> None:
         self.engine, self.container = engine, container
@@ -46,144 +42,121 @@ class DockerSession:
     def run(self, spec: RunSpec) -> RunResult:
         limits = spec.limits
         engine, container = self.engine, self.container
+        if container.broken is not None:
+            raise SandboxError(f"the sandbox container cannot run anything: {container.broken}")
         # The container's memory cgroup bounds the run as a whole (all its processes and its
         # files in /tmp); RLIMIT_AS bounds each process. Changed only when the limit changes.
         engine.set_memory(container, (limits.memory_mb + engine.tmp_mb) << 20)
-        if spec.work_writable:
-            engine.run_as_root(container, "lend_work")
-        # The trailer's marker goes on stdin after "ready", never on the command line.
-        marker = secrets.token_hex(16)
-        cpu = max(1, int(limits.cpu_s + 0.999))
-        argv = [
-            "sh",
-            "-c",
-            scripts.as_program("run"),
-            "rlvr-run",  # $0
-            str(cpu),
-            str(limits.memory_mb << 20),
-            str(limits.file_size_mb << 20),
-            str(limits.open_files),
-            str(limits.processes),
-            str(limits.stack_mb << 20),
-            " ".join(EXEC_ENV),
-            _FILTER,
-            *_argv(spec.argv),
-        ]
-        account: dict[str, float | None] = {}
-
-        def ready() -> bytes:
-            # The program starts only after this: its CPU is counted from here on.
-            account["cpu"] = container.cgroup.cpu_seconds()
-            return f"{marker}\n".encode()
-
         oom_before = container.cgroup.oom_kills()
-        caps = (limits.stdout_bytes, limits.stderr_bytes + limits.result_bytes + 256)
-        done = engine.exec(
-            container,
-            argv,
-            user=container.uid,
-            stdin=spec.stdin,
-            wall_s=limits.wall_s,
-            caps=caps,
-            handshake=ready,
-        )
-        cpu_after = container.cgroup.cpu_seconds()
-        if done.preamble != "ready":
-            self._set_up_failed(done)
-        _, trailer, _ = _split_trailer(done.stderr, marker.encode())
-        if not trailer and not engine.running(container):
-            # No trailer because the container itself went away (engine, OOM of its init,
-            # an operator): the sandbox failed, not the program.
+        started = time.monotonic()
+        reply, host_killed = self._request(_run_request(spec, limits), limits)
+        if host_killed:  # the host's clock, not the supervisor's, decided
+            reply["wall_s"] = max(float(reply["wall_s"]), time.monotonic() - started)
+        if not reply.get("ok"):
+            self._fail(f"the sandbox's supervisor refused the run: {reply.get('error')}")
+        if reply.get("unclean"):
+            # This run's result stands; the container serves nothing more.
+            container.broken = str(reply["unclean"])
+        if reply.get("setup_error"):
+            raise SandboxError(f"sandbox could not start the program: {reply['setup_error']}")
+        return _result(reply, limits, host_killed, container.cgroup.oom_kills() > oom_before)
+
+    def _request(self, request: dict[str, Any], limits: Limits) -> tuple[dict[str, Any], bool]:
+        """The supervisor's reply, within the run's wall clock and a grace; else the host ends
+        the run itself (True: the host's clock stopped it)."""
+        channel = self.container.supervisor()
+        # base64 makes 4 bytes of 3, plus the reply's own fields.
+        caps = limits.stdout_bytes + limits.stderr_bytes + limits.result_bytes
+        max_reply = caps * 4 // 3 + _SMALL_REPLY
+        try:
+            channel.send(request)
+            reply = channel.receive(time.monotonic() + limits.wall_s + GRACE_S, max_reply)
+            if reply is not None:
+                return reply, False
+            self.engine.kill_programs(self.container)
+            reply = channel.receive(time.monotonic() + GRACE_S, max_reply)
+        except SandboxError as exc:
+            self._fail(str(exc))
+        if reply is None:
+            channel.fail("no reply after the host's kill")
+            self._fail("the sandbox's supervisor stopped answering")
+        return reply, True
+
+    def _fail(self, reason: str) -> NoReturn:
+        """The sandbox failed (never the program): this container serves nothing more."""
+        container = self.container
+        container.broken = container.broken or reason
+        if not self.engine.running(container):
             raise SandboxError("the sandbox container stopped during the run")
-        if not trailer:
-            # The program took its own wrapper down (same uid), so the wrapper's final kill
-            # never ran: what the program left must not outlive the run all the same.
-            engine.kill_programs(container)
-        if spec.work_writable:
-            engine.run_as_root(container, "take_back_work")
-        cpu_before = account.get("cpu")
-        return _result(done, marker.encode(), limits, cpu_before, cpu_after, oom_before, container)
+        raise SandboxError(reason)
 
-    def _set_up_failed(self, done: ExecResult) -> None:
-        """The wrapper said (or showed, by never saying "ready") that the set-up failed; the
-        program never ran, so this is the sandbox's failure."""
-        if done.preamble is None and not self.engine.running(self.container):
-            raise SandboxError("the sandbox container stopped during the run")
-        # Whatever may be left of the wrapper goes before the next run.
-        self.engine.kill_programs(self.container)
-        if done.preamble is not None and done.preamble.startswith("setup "):
-            reason = done.preamble.removeprefix("setup ")
-            raise SandboxError(f"sandbox could not start the program: {reason}")
-        said = (done.stderr or done.stdout)[-300:].decode("utf-8", "replace").strip()
-        raise SandboxError(
-            f"sandbox could not start the program: the run wrapper did not start "
-            f"(exit {done.exit_code}, {done.killed or 'no ready line'}): {said}"
-        )
+    # -- the session's files -------------------------------------------------------------------
 
+    def open(self, files: Mapping[str, bytes]) -> None:
+        """The session's files into the container's empty /work."""
+        encoded = {name: base64.b64encode(data).decode() for name, data in files.items()}
+        self._session_request({"op": "open", "files": encoded})
 
-def tar_files(files: Mapping[str, bytes]) -> bytes:
-    """The session's files as the tar archive scripts/open_work.sh unpacks into /work."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(os.path.basename(name))
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    def close(self) -> None:
+        """/work emptied: nothing of this session stays in the container."""
+        if self.container.broken is None:
+            try:
+                self._session_request({"op": "close"})
+            except SandboxError as exc:
+                self.container.broken = self.container.broken or str(exc)
+
+    def _session_request(self, request: dict[str, Any]) -> None:
+        try:
+            reply = self.container.supervisor().request(request, _SESSION_S, _SMALL_REPLY)
+        except SandboxError as exc:
+            self.container.broken = self.container.broken or str(exc)
+            raise
+        if not reply.get("ok"):
+            self.container.broken = self.container.broken or str(reply.get("error"))
+            raise SandboxError(f"sandbox {request['op']} failed: {reply.get('error')}")
 
 
-def _argv(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """``python3 -I -S script`` runs as ``python3 -I script``: a fresh interpreter of the image,
-    whose site module gives ``exit()``/``quit()`` as the local fork server provides them."""
-    if len(argv) >= 4 and argv[:3] == FAST_PYTHON and not argv[3].startswith("-"):
-        return (argv[0], "-I", *argv[3:])
-    return argv
+def _run_request(spec: RunSpec, limits: Limits) -> dict[str, Any]:
+    return {
+        "op": "run",
+        "argv": list(spec.argv),
+        "stdin": base64.b64encode(spec.stdin).decode(),
+        "work_writable": spec.work_writable,
+        "cpu_s": limits.cpu_s,
+        "wall_s": limits.wall_s,
+        "memory_bytes": limits.memory_mb << 20,
+        "fsize_bytes": limits.file_size_mb << 20,
+        "open_files": limits.open_files,
+        "processes": limits.processes,
+        "stack_bytes": limits.stack_mb << 20,
+        "stdout_cap": limits.stdout_bytes,
+        "stderr_cap": limits.stderr_bytes,
+        "result_cap": limits.result_bytes,
+    }
 
 
-def _result(
-    done: ExecResult,
-    marker: bytes,
-    limits: Limits,
-    cpu_before: float | None,
-    cpu_after: float | None,
-    oom_before: int,
-    container: Container,
-) -> RunResult:
-    stderr, trailer, result = _split_trailer(done.stderr, marker)
-    killed = done.killed
-    if killed is None and len(stderr) > limits.stderr_bytes:
-        killed = "stderr_limit"
-    if killed is None and len(result) > limits.result_bytes:
-        killed = "result_limit"
-    survivors = 0
-    parts = trailer.split()
-    if len(parts) == 3 and parts[0] == b"ran" and parts[2].isdigit():
-        survivors = int(parts[2])
-    code = done.exit_code
-    if code is None:
-        raise SandboxError("docker reported no exit status for the run")
-    term_signal = code - 128 if 128 < code < 160 else None
-    cpu = done.wall_s if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+def _result(reply: dict[str, Any], limits: Limits, host_killed: bool, oom: bool) -> RunResult:
+    outputs = {}
+    killed = "wall" if host_killed else reply.get("killed")
+    for name, cap in (
+        ("stdout", limits.stdout_bytes),
+        ("stderr", limits.stderr_bytes),
+        ("result", limits.result_bytes),
+    ):
+        data = base64.b64decode(reply[name])
+        if len(data) > cap:  # the host's own cap, whatever the supervisor did
+            data, killed = data[:cap], killed or f"{name}_limit"
+        outputs[name] = data
     return RunResult(
-        exit_code=None if term_signal is not None else code,
-        term_signal=term_signal,
-        cpu_s=max(0.0, cpu),
-        wall_s=done.wall_s,
-        stdout=done.stdout[: limits.stdout_bytes],
-        stderr=stderr[: limits.stderr_bytes],
-        result=result[: limits.result_bytes],
+        exit_code=reply["exit_code"],
+        term_signal=reply["signal"],
+        cpu_s=float(reply["cpu_s"]),
+        wall_s=float(reply["wall_s"]),
+        stdout=outputs["stdout"],
+        stderr=outputs["stderr"],
+        result=outputs["result"],
         killed=killed,
-        memory_exceeded=container.cgroup.oom_kills() > oom_before,
-        survivors_killed=survivors,
+        memory_exceeded=oom,
+        survivors_killed=int(reply["survivors_killed"]),
+        max_rss_kb=int(reply["max_rss_kb"]),
     )
-
-
-def _split_trailer(stderr: bytes, marker: bytes) -> tuple[bytes, bytes, bytes]:
-    """(program stderr, trailer line, result) — the wrapper's trailer follows the last marker."""
-    at = stderr.rfind(b"\n" + marker + b" ")
-    if at < 0:
-        return stderr, b"", b""
-    line_end = stderr.find(b"\n", at + 1)
-    line_end = len(stderr) if line_end < 0 else line_end
-    trailer = stderr[at + 1 + len(marker) + 1 : line_end]
-    return stderr[:at], trailer, stderr[line_end + 1 :]

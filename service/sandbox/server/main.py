@@ -19,7 +19,7 @@ import signal
 import traceback
 from typing import Any
 
-from . import pyfast, runner, seccomp, wire
+from . import pyfast, runner, seccomp, warm, wire
 from .rootfs import (
     CLONE_NEWPID,
     MS_NODEV,
@@ -33,58 +33,6 @@ from .rootfs import (
     write_file,
 )
 from .template import Template
-
-# Modules a Python solution commonly imports: loaded once here, inherited by every fork.
-WARM_MODULES = [
-    "abc",
-    "array",
-    "bisect",
-    "collections",
-    "contextlib",
-    "copy",
-    "dataclasses",
-    "datetime",
-    "decimal",
-    "enum",
-    "fractions",
-    "functools",
-    "heapq",
-    "io",
-    "itertools",
-    "json",
-    "math",
-    "operator",
-    "queue",
-    "random",
-    "re",
-    "statistics",
-    "string",
-    "struct",
-    "textwrap",
-    "threading",
-    "time",
-    "types",
-    "typing",
-    "unicodedata",
-]
-
-
-def _vm_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _install_quitters() -> None:
-    # `-S` keeps site-packages out, but solutions routinely end with exit() or quit(), which
-    # only the site module defines: provide those two as site would.
-    import _sitebuiltins
-    import builtins
-
-    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
-    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
 
 
 def _keeper(config: dict[str, Any]) -> None:
@@ -119,13 +67,11 @@ def _init(config: dict[str, Any]) -> None:
         for fd in (0, 1, 3):  # runs get fresh pipes on 0-3; the server's own are harmless
             os.dup2(null, fd)
         os.close(null)
-        for name in WARM_MODULES:
-            __import__(name)
-        _install_quitters()
+        warm.import_common_modules()
         pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
         with open("/proc/self/net/dev") as net:
             interfaces = [line.split(":")[0].strip() for line in net.readlines()[2:]]
-        config["vm_bytes"] = _vm_bytes()
+        config["vm_bytes"] = warm.vm_bytes()
         ready = {"ready": True, "pid": os.getpid(), "pids": pids, "interfaces": interfaces}
         seccomp.prepare()
         ready["seccomp"] = seccomp.available()

@@ -69,6 +69,17 @@ def run(config: dict[str, Any], job: dict[str, Any], template: Template) -> dict
     if job.get("work_writable"):
         own_work(config["uid"])
     fresh_tmp(int(job["tmp_bytes"]))
+    try:
+        return run_job(job, template)
+    finally:
+        if job.get("work_writable"):
+            own_work(0)
+
+
+def run_job(job: dict[str, Any], template: Template) -> dict[str, Any]:
+    """The run itself, on both backends: a child of the template reads ``job`` from a pipe and
+    runs it; this process feeds its stdin, reads its output under the caps and keeps its wall
+    clock; the template reports its end once nothing of it is left."""
     stdin_r, stdin_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -95,8 +106,6 @@ def run(config: dict[str, Any], job: dict[str, Any], template: Template) -> dict
     finally:
         supervisor.end(kill=True)  # a no-op once the run ended; else nothing of it survives
         supervisor.close()
-        if job.get("work_writable"):
-            own_work(0)
 
 
 def _send_job(fd: int, job: dict[str, Any]) -> None:
@@ -275,6 +284,7 @@ class _Supervisor:
             "killed": killed,
             "survivors_killed": ended["survivors"],
             "setup_error": self._bytes("setup").decode("utf-8", "replace") or None,
+            "unclean": ended.get("unclean"),
             **{name: base64.b64encode(self._bytes(name)).decode() for name in self.caps_names()},
         }
 

@@ -5,8 +5,8 @@ so libc falls back to clone, whose flags can be checked), mounts, kernel keyring
 would outlive a run under the same uid), ptrace, perf, bpf, userfaultfd, io_uring, the kernel
 log; socket families other than AF_UNIX, AF_INET and AF_INET6 (EAFNOSUPPORT). Other ABIs
 (i386, x32) are killed outright so the table cannot be bypassed. Only x86_64 has a table;
-elsewhere the run goes without a filter and the probe says so. The docker backend installs
-the same filter, on top of Docker's own, before every program (``filter_bytes``).
+elsewhere the run goes without a filter and the probe says so. The docker backend's
+supervisor installs the same filter, on top of Docker's own, in every run's child.
 """
 
 from __future__ import annotations
@@ -124,8 +124,7 @@ def _program() -> list[Instruction]:
 
 
 def filter_bytes() -> bytes:
-    """The filter as the kernel takes it (``struct sock_filter[]``): installed by the local
-    server here, and by the docker runner image's ``rlvr-confine`` before each program."""
+    """The filter as the kernel takes it (``struct sock_filter[]``)."""
     return b"".join(struct.pack("<HBBI", *instruction) for instruction in _program())
 
 

@@ -62,7 +62,8 @@ class Sandboxed:
         return str(self.backend.name)
 
     def run(self, source: str, stdin: bytes = b"", **limits: float) -> RunResult:
-        """One program in a session of its own (a fresh container on docker)."""
+        """One program in a session of its own (on docker, a warm container reused from
+        session to session)."""
         return self.runs([source], stdin, **limits)[0]
 
     def runs(self, sources: list[str], stdin: bytes = b"", **limits: float) -> list[RunResult]:
@@ -83,7 +84,7 @@ class Sandboxed:
             cgroup = self.backend.cgroups.processes()
             assert len(cgroup) <= 2, cgroup  # the sandbox's server and its run template at most
         else:
-            # Each session's container is removed once it ends; only the warm pool remains.
+            # Sessions give their containers back to the warm pool; nothing else remains.
             assert self.backend.wait_idle(60)
             assert self.backend.stray_containers() == []
         assert self.run("print('still here')").stdout == b"still here\n"
@@ -99,7 +100,7 @@ def pid_namespace_confirmed(backend: Any) -> bool:
     if backend.name == "local":
         # A PID namespace of its own, where it sees only itself (its server is hidden).
         return seen["pidns"] != HOST_PID_NAMESPACE and pids == {seen["pid"]} and not seen["init"]
-    # Docker's init, the container's keeper, the run's wrapper and the probe itself.
+    # Docker's init, the supervisor, its run template and the probe itself.
     return 1 in pids and len(pids) <= 4 and seen["init"].startswith("/sbin/docker-init")
 
 

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,6 +127,32 @@ def test_a_container_killed_mid_run_is_an_error_then_replaced() -> None:
         backend.close()
 
 
+def test_a_supervisor_that_stops_answering_is_ended_by_the_hosts_clock() -> None:
+    """The host keeps its own clock: a run whose supervisor never answers (frozen here from the
+    host) is stopped by the host, which fails the run as the sandbox's and retires the
+    container; the next session runs in another one."""
+    backend = open_sandbox("docker", pool_size=1)
+    try:
+        with backend.session({"s.py": b"import time\ntime.sleep(60)"}) as session:
+            frozen = session.container
+            init = frozen.host_pid
+            children = Path(f"/proc/{init}/task/{init}/children").read_text().split()
+            supervisor = int(children[0])  # Docker's init has one child: the supervisor
+            os.kill(supervisor, signal.SIGSTOP)
+            started = time.monotonic()
+            with pytest.raises(SandboxError, match="stopped answering"):
+                session.run(RunSpec(("python3", "-I", "-S", "/work/s.py"), b"", Limits(wall_s=1)))
+            assert time.monotonic() - started < 30
+        with backend.session({"s.py": b"print('elsewhere')"}) as session:
+            result = session.run(RunSpec(("python3", "-I", "-S", "/work/s.py")))
+            assert session.container.id != frozen.id
+        assert result.stdout == b"elsewhere\n"
+        assert backend.wait_idle(60) and backend.stray_containers() == []
+        assert backend.leftover_processes() == []  # the host's own kill reached the program
+    finally:
+        backend.close()
+
+
 def test_closing_removes_every_container_and_stale_ones_go_at_start() -> None:
     backend = open_sandbox("docker", pool_size=2)
     assert backend.wait_idle(60)
@@ -203,24 +230,20 @@ def test_a_missing_program_is_a_sandbox_error_on_both_backends(backend: Any) -> 
         session.run(RunSpec(("no-such-program",)))
 
 
-def test_only_the_wrapper_before_the_program_can_report_a_set_up_failure() -> None:
-    """The program shares its wrapper's uid: nothing it writes may pass for the wrapper's
-    report. The set-up's outcome is the wrapper's first stdout line, written before the
-    program exists; a "setup" line, an exit status 125 or a killed wrapper afterwards stay
-    the program's own failure."""
-    backend = open_sandbox("docker", pool_size=0)
+def test_only_the_sandbox_before_the_program_can_report_a_set_up_failure(backend: Any) -> None:
+    """A set-up failure travels on a pipe that closes when the program starts, from the run's
+    child before it drops its privileges: nothing the program writes, no exit status 125 and
+    no attack on what started it may pass for one."""
     fake = (
         "import os, sys\nprint('setup no program python3', flush=True)\n"
         "sys.stderr.write('\\nsetup /tmp/x could not be removed\\n')\nos._exit(125)\n"
     )
-    kill_wrapper = "import os\nprint('setup gone', flush=True)\nos.kill(os.getppid(), 9)\n"
-    try:
-        with backend.session({"fake.py": fake.encode(), "kill.py": kill_wrapper.encode()}) as s:
-            faked = s.run(RunSpec(("python3", "-I", "-S", "/work/fake.py")))
-            assert faked.exit_code == 125 and faked.stdout == b"setup no program python3\n"
-            killed = s.run(RunSpec(("python3", "-I", "-S", "/work/kill.py")))
-            assert killed.term_signal == signal.SIGKILL and killed.stdout == b"setup gone\n"
-            with pytest.raises(SandboxError, match="no program no-such-program"):
-                s.run(RunSpec(("no-such-program",)))
-    finally:
-        backend.close()
+    kill_parent = "import os\nprint('setup gone', flush=True)\nos.kill(os.getppid(), 9)\n"
+    with backend.session({"fake.py": fake.encode(), "kill.py": kill_parent.encode()}) as s:
+        faked = s.run(RunSpec(("python3", "-I", "-S", "/work/fake.py")))
+        assert faked.exit_code == 125 and faked.stdout == b"setup no program python3\n"
+        killed = s.run(RunSpec(("python3", "-I", "-S", "/work/kill.py")))
+        assert killed.exit_code == 1 and killed.stdout == b"setup gone\n"
+        assert b"PermissionError" in killed.stderr  # its parent is the run template, root
+        with pytest.raises(SandboxError, match="no-such-program"):
+            s.run(RunSpec(("no-such-program",)))

@@ -5,23 +5,18 @@
 #
 #   scripts/build-sandbox-image.sh [IMAGE]        (default: rlvr-sandbox:bookworm)
 #
-# Needs root, debootstrap and a running docker engine. Skips the build when IMAGE exists (and
-# holds the run helper), unless REBUILD=1.
+# Needs root, debootstrap and a running docker engine. Skips the build when IMAGE exists, unless
+# REBUILD=1. Nothing of this project is baked in: each container's supervisor gets its code from
+# the host when the container starts.
 set -euo pipefail
 
 IMAGE=${1:-${RLVR_SANDBOX_DOCKER_IMAGE:-rlvr-sandbox:bookworm}}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# The helper every run starts through (it installs the sandbox's seccomp filter), compiled with
-# the image's own gcc.
-CONFINE_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/service/sandbox/docker/confine.c"
-CONFINE=/usr/local/lib/rlvr-sandbox/confine
 # python3 (the whole standard library, as the local sandbox offers) runs Python programs; g++ compiles C++; util-linux (prlimit), coreutils,
-# tar and findutils come with minbase and are what the run wrapper uses.
+# tar and findutils come with minbase and are what the host's last-resort kill uses.
 PACKAGES=python3,g++
 
-# An image from before the helper existed is rebuilt: runs refuse to start without it.
-if [[ ${REBUILD:-0} != 1 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1 &&
-    docker run --rm --network none "$IMAGE" test -x "$CONFINE" >/dev/null 2>&1; then
+if [[ ${REBUILD:-0} != 1 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
     echo "sandbox image $IMAGE already present"
     exit 0
 fi
@@ -34,9 +29,6 @@ debootstrap --variant=minbase --include="$PACKAGES" bookworm "$root" "$MIRROR" >
     exit 1
 }
 rm -f "$root.log"
-mkdir -p "$root$(dirname "$CONFINE")"
-cp "$CONFINE_SOURCE" "$root/tmp/confine.c"
-chroot "$root" gcc -O2 -Wall -o "$CONFINE" /tmp/confine.c
 # Nothing a program could use to learn about the build host, and no package caches.
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/tmp/* "$root"/root/.??*
 echo "sandbox" >"$root/etc/hostname"

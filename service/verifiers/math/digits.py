@@ -17,12 +17,12 @@ from typing import Any
 from .numeric import (
     BITS_PER_DIGIT,
     DEADLINE_S,
-    EVALUATION_ERRORS,
     GUARD_BITS,
     MAX_ALGEBRAIC_PRECISION,
     MAX_TRANSCENDENTAL_PRECISION,
     Enclosure,
     Planner,
+    evaluation_errors,
     log2_size,
 )
 
@@ -70,5 +70,5 @@ def agrees_to_digits(exact: Any, approx: Fraction, digits: int) -> bool | None:
         return abs(approx - exact) < unit
     try:
         return _agrees_with_expr(exact, approx, digits)
-    except EVALUATION_ERRORS:
+    except evaluation_errors():
         return None

@@ -226,8 +226,11 @@ _UNIT_WORDS = (
     "degrees?|deg|radians?|rad|dollars?|cents?|euros?|usd|rs|rupees?|percentage points?|"
     "mph|km/h|kmh|m/s|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2"
 )
+# Every unit word starts with a letter: the lookahead fails fast at each digit of a long number
+# instead of trying all the alternatives there (100 KB of digits: 86 ms -> 4 ms a search).
 _UNIT_SUFFIX = re.compile(
-    rf"(?<=[\d}}\s])\s*(?:{_UNIT_WORDS})(?:\s*\^\s*\{{?[23]\}}?)?\s*$", re.IGNORECASE
+    rf"(?<=[\d}}\s])\s*(?=[A-Za-z])(?:{_UNIT_WORDS})(?:\s*\^\s*\{{?[23]\}}?)?\s*$",
+    re.IGNORECASE,
 )
 _TEXT_SUFFIX = re.compile(r"\\text\{([^{}]*)\}(?:\s*\^\s*\{?[23]\}?)?\s*$")
 _UNIT_TEXT_CONTENT = re.compile(r"^[\sA-Za-z./\-^0-9]*[A-Za-z][\sA-Za-z./\-^0-9]*$")
@@ -259,7 +262,10 @@ def strip_units(text: str) -> str:
     for _ in range(3):
         before = s
         s = _CURRENCY_PREFIX.sub("", s)
-        scale = _SCALE_WORD.match(s)
+        # The scale word ends the text: skip the match (which backtracks over every digit of a
+        # long number) when the text does not end in a letter or a closing brace.
+        tail = s.rstrip()[-1:]
+        scale = _SCALE_WORD.match(s) if tail.isalpha() or tail == "}" else None
         if scale:
             # "5 million" is a number, not 5 with a unit.
             exponent = _SCALE_EXPONENT[scale.group("word").lower()]

@@ -22,11 +22,11 @@ makes the answer "undecided" (None), which the caller treats as "not shown equal
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
-
-from mpmath.libmp import NoConvergence
 
 MAX_NODES = 2000
 # Every intermediate value stays below 2^MAX_MAGNITUDE_BITS (about 12,000 decimal digits).
@@ -52,8 +52,15 @@ class Undecided(Exception):
     """A guard refused the expression or the evaluation could not conclude."""
 
 
-# What a refused or failed evaluation raises (mpmath's ComplexResult is a ValueError).
-EVALUATION_ERRORS = (Undecided, ArithmeticError, ValueError, NoConvergence, RecursionError)
+@cache
+def evaluation_errors() -> tuple[type[Exception], ...]:
+    """What a refused or failed evaluation raises (mpmath's ComplexResult is a ValueError).
+
+    mpmath is imported here, not when the package loads: plain numbers never pay for it.
+    """
+    from mpmath.libmp import NoConvergence
+
+    return (Undecided, ArithmeticError, ValueError, NoConvergence, RecursionError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +92,35 @@ def _sum_bound(children: list[_Plan]) -> tuple[float, float]:
     return lu, ll
 
 
+# Building an mpmath context costs about 1 ms, more than the guards that end most checks of
+# pathological input (9^{9^{9^9}} against 1 is refused after 7 nodes): one of each kind per
+# thread, made on first use; every user sets its precision first.
+_CONTEXTS = threading.local()
+
+
+def _real_context() -> Any:
+    ctx = getattr(_CONTEXTS, "real", None)
+    if ctx is None:
+        from mpmath import MPContext
+
+        ctx = _CONTEXTS.real = MPContext()
+    return ctx
+
+
+def _interval_context() -> Any:
+    ctx = getattr(_CONTEXTS, "interval", None)
+    if ctx is None:
+        from mpmath.ctx_iv import MPIntervalContext
+
+        ctx = _CONTEXTS.interval = MPIntervalContext()
+    return ctx
+
+
 class Planner:
     """Pass 1: guards, magnitudes and separation-bound terms at low precision."""
 
     def __init__(self, deadline: float) -> None:
-        from mpmath import MPContext
-
-        self.ctx = MPContext()
+        self.ctx = _real_context()
         self.ctx.prec = _PLAN_PRECISION
         self.memo: dict[Any, _Plan] = {}
         self.deadline = deadline
@@ -260,9 +289,7 @@ class Enclosure:
     """Pass 2: rigorous interval enclosures at the planned precision."""
 
     def __init__(self, precision: int, deadline: float, points: Any) -> None:
-        from mpmath.ctx_iv import MPIntervalContext
-
-        self.ctx = MPIntervalContext()
+        self.ctx = _interval_context()
         self.ctx.prec = precision
         self.points = points  # an MPContext to read interval ends into
         self.memo: dict[Any, Any] = {}
@@ -380,7 +407,7 @@ def numeric_equal(a: Any, b: Any, proof_only: bool = False) -> bool | None:
     """
     try:
         return _decide(a, b, proof_only)
-    except EVALUATION_ERRORS:
+    except evaluation_errors():
         # A refused or failed evaluation (mpmath's ComplexResult is a ValueError) only means
         # "no numeric evidence"; the caller then reports "not shown equal".
         return None

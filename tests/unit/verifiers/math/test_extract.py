@@ -143,18 +143,18 @@ def test_all_boxed_reads_every_box() -> None:
 
 def test_last_box_cluster_is_linear_on_deep_nesting() -> None:
     text = "\\boxed{" + "{" * 50_000 + "1" + "}" * 50_000 + "}"
-    start = time.perf_counter()
+    start = time.process_time()
     boxes = last_box_cluster(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert len(boxes) == 1
 
 
 def test_extraction_is_fast_on_long_text() -> None:
     text = (REASONING * 10) + "Therefore the answer is $\\boxed{1500}$."
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(100):
         extract_answer(text, ALL)
-    assert (time.perf_counter() - start) / 100 < 0.01
+    assert (time.process_time() - start) / 100 < 0.01
 
 
 def test_answer_colon_in_prose_is_not_an_anchor() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from typing import Any
 
@@ -9,7 +11,7 @@ import pytest
 
 from service.verifiers.math.digits import agrees_to_digits
 from service.verifiers.math.normalize import normalize_answer
-from service.verifiers.math.numeric import numeric_equal
+from service.verifiers.math.numeric import Planner, numeric_equal
 from service.verifiers.math.parse import ParsedExpr, parse_latex
 from service.verifiers.math.symbolic import NUMERIC, expr_match, same_tree
 
@@ -117,3 +119,16 @@ def test_agreement_with_an_exact_expression() -> None:
     assert agrees_to_digits(expr(r"\pi"), Fraction("3.14159265358979"), 12) is True
     assert agrees_to_digits(expr(r"\pi"), Fraction("3.14159265368979"), 12) is False
     assert agrees_to_digits(expr(r"10^{10^{10}}"), Fraction(1), 12) is None
+
+
+def test_mpmath_contexts_are_made_once_per_thread_and_reset_on_use() -> None:
+    first = Planner(math.inf)
+    # A significant-digits check leaves its high precision on the shared context.
+    assert agrees_to_digits(expr(r"\pi"), Fraction("3.14159265358979"), 12) is True
+    second = Planner(math.inf)
+    assert second.ctx is first.ctx
+    assert second.ctx.prec == 256
+    with ThreadPoolExecutor(1) as pool:
+        other = pool.submit(lambda: Planner(math.inf).ctx).result()
+    assert other is not first.ctx
+    assert numeric_equal(expr(r"\sqrt{5+2\sqrt{6}}"), expr(r"\sqrt{2}+\sqrt{3}")) is True

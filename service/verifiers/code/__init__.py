@@ -1,4 +1,4 @@
-"""Code verifier ``code@1.0.0``: run the completion's program against hidden tests.
+"""Code verifier (kind ``code``, code 1.1.0): run the completion's program against hidden tests.
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
@@ -11,6 +11,13 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
 - Every run happens in the sandbox (``service.sandbox``, the backend of the process's sandbox
   config: ``RLVR_SANDBOX_BACKEND``); every verdict is computed on the host. Expected stdout,
   expected return values and the expected side of assert comparisons never enter the sandbox.
+- Python tests run in one sandbox run per submission (``harness/``, ``batch.py``), each test
+  with its own limits, output and report; a test that crashes the run or goes over a limit is
+  recorded for that test and a fresh run takes the rest. C++ runs once per test.
+- Function and assert tests: the solution is loaded once, in a process of its own, and test
+  code runs in another, reaching the solution through proxies that carry plain data only
+  (exact builtin types, bounded): any other value is a wrong answer, and nothing the solution
+  patches (builtins, modules, ``sys.modules``) reaches test code.
 - stdio: lines compared after dropping trailing whitespace per line and trailing blank lines;
   same number of lines; with ``float_tolerance`` numeric tokens may differ by it (absolute or
   relative). Output must be UTF-8. function: the return value as strict JSON data, compared
@@ -36,17 +43,13 @@ from service.sandbox.local import sandbox_python
 from service.verifiers.base import InvalidGroundTruth
 
 from .config import DEFAULT_CONFIG, validate_config
-from .execute import test_limits
+from .execute import item_budget_s
 from .ground_truth import parse_ground_truth
 from .verifier import CODE_VERSION, verify
 
 # The sandbox bounds every run itself; the bounded child of the cpu queue is not needed.
 ISOLATED = False
 QUEUE = "sandbox"
-
-
-# Engine and process overhead per run on top of its wall clock (docker exec, interpreter).
-_RUN_OVERHEAD_S = 1.0
 
 
 def budget_s(ground_truth: object) -> float:
@@ -56,10 +59,7 @@ def budget_s(ground_truth: object) -> float:
         problem = parse_ground_truth(ground_truth)
     except InvalidGroundTruth:
         return 0.0
-    compile_limits = problem.language.compile_limits
-    total = compile_limits.wall_s + _RUN_OVERHEAD_S if compile_limits is not None else 0.0
-    per_test = test_limits(problem).wall_s + _RUN_OVERHEAD_S
-    return total + per_test * len(problem.tests)
+    return item_budget_s(problem)
 
 
 def _tool_version(argv: list[str]) -> str:

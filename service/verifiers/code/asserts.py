@@ -1,26 +1,26 @@
 """Assert tests, judged on the host wherever the line allows it.
 
-``assert f(3) == [1, 2]`` becomes: the sandbox evaluates only ``f(3)`` and returns it as plain
-data; the host evaluates ``<value> == [1, 2]``. The expected value never enters the sandbox,
-and an object whose ``__eq__`` is always true, a patched builtin or an early exit cannot make
-the host's comparison succeed. The host understands comparisons (any operator, chained),
-``not``, ``+``/``-``, ``abs()`` and ``math.isclose()`` over literals and lifted operands.
+``assert f(3) == [1, 2]`` becomes: the sandbox evaluates only ``f(3)`` and reports it as plain
+data; the host evaluates ``<value> == [1, 2]``. The expected value never enters the sandbox.
+The host understands comparisons (any operator, chained), ``not``, ``+``/``-``, ``abs()`` and
+``math.isclose()`` over literals and lifted operands.
 
-Lines it cannot split this way (several statements, a comparison inside an operand, an
-``and``/``or``) run whole in the sandbox; they pass only if the driver reaches the end of
-the test and echoes a per-run nonce the host sends after the job. That stops early exits,
-skipped tests and printed markers, but not a solution that reads the harness's own input:
-such lines are marked ``judged: "sandbox"`` in the details.
+Lines it cannot split this way (several statements, a loop over cases, helper code, a
+comparison inside an operand, an ``and``/``or``) run whole in the sandbox, marked
+``judged: "sandbox"``, and pass only if they run to their end. They run in the harness's
+driver, never in the solution's interpreter: the solution's names are proxies that return
+plain data only (``harness/proxies.py``), so an object equal to everything, a subclass of
+``int`` with its own ``__eq__`` or a patched builtin cannot make such a line pass either.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
 import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from service.verifiers.base import InvalidGroundTruth
@@ -53,12 +53,14 @@ class AssertTest:
     check: ast.expr | None
 
 
-def _is_literal(node: ast.expr) -> bool:
+_NOT_LITERAL = object()
+
+
+def _literal(node: ast.expr) -> Any:
     try:
-        ast.literal_eval(node)
+        return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
+        return _NOT_LITERAL
 
 
 def _call_name(node: ast.Call) -> str:
@@ -74,35 +76,40 @@ class _NotLiftable(Exception):
     pass
 
 
-def _lift(node: ast.expr, operands: list[str]) -> ast.expr:
-    if _is_literal(node):
-        return node
+def _lift(node: ast.expr, operands: list[str], source: str) -> ast.expr:
+    # Literals become their values once, here: the host never parses them again.
+    value = _literal(node)
+    if value is not _NOT_LITERAL:
+        return ast.Constant(value)
     if isinstance(node, ast.Compare):
-        left = _lift(node.left, operands)
-        return ast.Compare(left, node.ops, [_lift(c, operands) for c in node.comparators])
+        left = _lift(node.left, operands, source)
+        comparators = [_lift(c, operands, source) for c in node.comparators]
+        return ast.Compare(left, node.ops, comparators)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
-        return ast.UnaryOp(node.op, _lift(node.operand, operands))
+        return ast.UnaryOp(node.op, _lift(node.operand, operands, source))
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        return ast.BinOp(_lift(node.left, operands), node.op, _lift(node.right, operands))
+        left, right = _lift(node.left, operands, source), _lift(node.right, operands, source)
+        return ast.BinOp(left, node.op, right)
     if isinstance(node, ast.Call) and _call_name(node) in _HOST_CALLS:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg not in {"rel_tol", "abs_tol"} for k in node.keywords
         ):
             raise _NotLiftable
-        args = [_lift(a, operands) for a in node.args]
-        keywords = [ast.keyword(k.arg, _lift(k.value, operands)) for k in node.keywords]
+        args = [_lift(a, operands, source) for a in node.args]
+        keywords = [ast.keyword(k.arg, _lift(k.value, operands, source)) for k in node.keywords]
         return ast.Call(node.func, args, keywords)
     # A leaf the sandbox evaluates: it must not compare anything itself, or a solution's
     # objects would decide the comparison.
     if any(isinstance(inner, (ast.Compare, ast.BoolOp)) for inner in ast.walk(node)):
         raise _NotLiftable
-    operands.append(ast.unparse(node))
+    operands.append(ast.get_source_segment(source, node) or ast.unparse(node))
     return ast.Name(f"{_PLACEHOLDER}{len(operands) - 1}", ast.Load())
 
 
+@lru_cache(maxsize=4096)
 def plan_assert(source: str) -> AssertTest:
     """Split an assert test into sandbox operands and a host check (InvalidGroundTruth if the
-    test is not Python)."""
+    test is not Python). Cached: every completion of a group shares its tests."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
@@ -110,37 +117,12 @@ def plan_assert(source: str) -> AssertTest:
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert):
         operands: list[str] = []
         try:
-            check = _lift(tree.body[0].test, operands)
+            check = _lift(tree.body[0].test, operands, source)
         except _NotLiftable:
             return AssertTest(source, None, None)
         if operands:
             return AssertTest(source, tuple(operands), check)
     return AssertTest(source, None, None)
-
-
-def decode(value: Any) -> Any:
-    """The driver's tagged JSON back to plain Python data (only builtin types come out)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if not isinstance(value, dict) or len(value) != 1:
-        raise ValueError("malformed value")
-    ((tag, data),) = value.items()
-    if tag == "int":
-        return int(data, 16)
-    if tag == "float":
-        return float.fromhex(data)
-    if tag == "complex":
-        return complex(float.fromhex(data[0]), float.fromhex(data[1]))
-    if tag == "str":
-        return str(data)
-    if tag == "bytes":
-        return base64.b64decode(data)
-    if tag in ("list", "tuple", "set", "frozenset"):
-        items = [decode(item) for item in data]
-        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
-    if tag == "dict":
-        return {decode(k): decode(v) for k, v in data}
-    raise ValueError(f"unknown value tag {tag!r}")
 
 
 def _number(value: Any) -> Any:
@@ -155,8 +137,8 @@ def evaluate(check: ast.expr, values: list[Any], tolerance: float | None) -> boo
     def run(node: ast.expr) -> Any:
         if isinstance(node, ast.Name) and node.id.startswith(_PLACEHOLDER):
             return values[int(node.id[len(_PLACEHOLDER) :])]
-        if _is_literal(node):
-            return ast.literal_eval(node)
+        if isinstance(node, ast.Constant):
+            return node.value
         if isinstance(node, ast.Compare):
             left = run(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):

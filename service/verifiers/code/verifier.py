@@ -6,11 +6,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from service.sandbox import SandboxError, SandboxUnavailable, get_backend
+from service.sandbox import SandboxBackend, SandboxError, SandboxUnavailable, get_backend
 from service.verifiers.base import Status, Verdict
 
+from .bundle import BytecodeMismatch, needs_sources
 from .config import validate_config
-from .execute import Execution, execute, session_files
+from .execute import Execution, execute, item_budget_s, session_files
 from .extract import extract_program
 from .flags import static_flags
 from .ground_truth import CodeProblem, parse_ground_truth
@@ -18,7 +19,7 @@ from .judge import ACCEPTED, LIMIT_STATUSES
 
 log = logging.getLogger(__name__)
 
-CODE_VERSION = "1.0.0"
+CODE_VERSION = "1.1.0"
 MAX_PROGRAM_CHARS = 256_000
 
 
@@ -52,6 +53,22 @@ def _score(problem: CodeProblem, execution: Execution, reward_mode: str) -> Verd
     return Verdict(0.0, status, components, details)
 
 
+def _execute(
+    backend: SandboxBackend, problem: CodeProblem, program: str, stop_at_failure: bool
+) -> Execution:
+    for attempt in range(2):
+        files = session_files(problem, program, backend.name)
+        try:
+            with backend.session(files, language=problem.language.name) as session:
+                return execute(session, problem, stop_at_failure, item_budget_s(problem))
+        except BytecodeMismatch:
+            # This backend's Python reads other bytecode: sources from now on, and once more.
+            if attempt:
+                raise
+            needs_sources(backend.name)
+    raise AssertionError("unreachable")
+
+
 def verify(
     completion: str,
     ground_truth: Any,
@@ -78,9 +95,7 @@ def verify(
     backend = get_backend()
     base["sandbox"] = backend.name
     try:
-        files = session_files(problem, program)
-        with backend.session(files, language=problem.language.name) as session:
-            execution = execute(session, problem, stop_at_failure=settings["reward"] == "all")
+        execution = _execute(backend, problem, program, settings["reward"] == "all")
     except SandboxUnavailable as exc:
         # Never run unisolated: no isolation means no verdict, not a 0.0.
         return Verdict(None, "error", details={**base, "reason": f"sandbox unavailable: {exc}"})
@@ -89,6 +104,10 @@ def verify(
     except Exception as exc:  # a bug here must cost this item an error, not the whole chunk
         log.exception("code verification failed")
         reason = f"verifier raised {type(exc).__name__}: {exc}"[:1000]
+        return Verdict(None, "error", details={**base, "reason": reason})
+    if execution.harness_limit is not None:
+        # The ground truth, not the program: no verdict, never a 0.0.
+        reason = f"the tests cannot be run: {execution.harness_limit}"
         return Verdict(None, "error", details={**base, "reason": reason})
     verdict = _score(problem, execution, settings["reward"])
     return Verdict(verdict.reward, verdict.status, verdict.components, {**base, **verdict.details})

@@ -178,9 +178,15 @@ def test_compat_routes_refuse_what_they_cannot_store_or_echo(api: Any) -> None:
     openrlhf = b'{"query": ["\\\\boxed{4}"], "labels": [1e400]}'
     response = api.post("/compat/openrlhf", content=openrlhf, headers=headers)
     assert_422_naming(response, "labels[0]", "finite")
+    # NeMo-Gym turns any error status into a crash of its rollout collection: a sample it
+    # cannot store is a masked 200 naming the value, and what cannot be echoed is left out.
     nemo = {"response": {"output_text": "4", "score": float("nan")}, "expected_answer": "4"}
-    response = api.post("/compat/nemo-gym/verify", content=json.dumps(nemo), headers=headers)
-    assert_422_naming(response, "response.score", "finite")
+    response = api.post("/compat/nemo-gym/math/verify", content=json.dumps(nemo), headers=headers)
+    assert response.status_code == 200, response.text
+    masked = response.json()
+    assert masked["mask_sample"] is True and masked["reward"] == 0.0
+    assert "response.score" in masked["failure_reason"] and "finite" in masked["failure_reason"]
+    assert "response" not in masked and masked["expected_answer"] == "4"
     response = api.post(
         "/compat/openrlhf",
         params={"verifier": "math\x00"},

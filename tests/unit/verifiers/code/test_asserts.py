@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.verifiers.base import InvalidGroundTruth
-from service.verifiers.code.asserts import HostCheckError, decode, evaluate, plan_assert
+from service.verifiers.code.asserts import HostCheckError, evaluate, plan_assert
 
 
 def test_comparison_with_a_literal_keeps_the_expected_value_out() -> None:
@@ -67,12 +67,3 @@ def test_type_errors_on_the_host_are_runtime_errors() -> None:
 def test_tests_that_are_not_python_are_invalid() -> None:
     with pytest.raises(InvalidGroundTruth, match="does not parse"):
         plan_assert("assert f(1) ==")
-
-
-def test_decode_returns_only_plain_data() -> None:
-    value = {"dict": [[{"str": "k"}, {"tuple": [{"int": "0x10"}, {"float": "0x1.8p+0"}]}]]}
-    assert decode(value) == {"k": (16, 1.5)}
-    assert decode({"frozenset": [{"int": "-0x1"}]}) == frozenset({-1})
-    assert decode({"float": "inf"}) == float("inf")
-    with pytest.raises(ValueError):
-        decode({"object": "evil"})

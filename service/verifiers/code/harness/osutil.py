@@ -1,0 +1,105 @@
+"""What the harness needs of the kernel beyond the standard library's wrappers."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+from typing import Any
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+# Signals a solution could send the driver to disturb it; only SIGKILL and SIGSTOP remain,
+# and either can only cost the solution its own verdict.
+_IGNORED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGTRAP")
+_DEFAULT = (*_IGNORED, "SIGXCPU", "SIGALRM", "SIGCHLD")
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)``; OSError if the kernel refuses."""
+    import ctypes
+
+    if _libc().prctl(option, value, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"prctl({option}) failed: {os.strerror(errno)}")
+
+
+def harden_driver() -> None:
+    """The driver: not dumpable (no /proc/<pid>/mem, fd or ptrace access for its siblings),
+    the reaper of whatever its children leave, and deaf to catchable signals."""
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    for name in _IGNORED:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def reset_child_signals() -> None:
+    """In a forked child about to run Python code of the solution: the dispositions a fresh
+    interpreter starts with."""
+    for name in _DEFAULT:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for name in ("SIGPIPE", "SIGXFSZ"):  # as the interpreter sets them at start-up
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def cpu_clock(pid: int) -> int | None:
+    """The CPU-time clock of process ``pid`` (a child: readable even when it is not dumpable,
+    where /proc is not), for ``time.clock_gettime``; None if the kernel refuses."""
+    import ctypes
+
+    clock = ctypes.c_int()
+    if _libc().clock_getcpuclockid(pid, ctypes.byref(clock)) != 0:
+        return None
+    return clock.value
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2 :].split()
+            if len(fields) > 1 and fields[1] == str(parent).encode():
+                found.append(int(name))
+    return found
+
+
+def kill_strays(keep: set[int]) -> float:
+    """Kill and reap every child of this process but ``keep`` (what earlier runs left and
+    this subreaper inherited); the CPU seconds they had used."""
+    cpu = 0.0
+    for _ in range(100):
+        strays = [pid for pid in _children(os.getpid()) if pid not in keep]
+        if not strays:
+            break
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in strays:
+            with contextlib.suppress(ChildProcessError):
+                _, _, usage = os.wait4(pid, 0)
+                cpu += usage.ru_utime + usage.ru_stime
+    return cpu
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a child and its process group (it leads one)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)

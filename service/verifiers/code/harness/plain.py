@@ -1,0 +1,167 @@
+"""Plain data across a process boundary: the only values a solution can hand to test code.
+
+Plain data is None, bool, int, float, complex, str, bytes, and list, tuple, set, frozenset
+and dict of plain data, of exactly those builtin types (a subclass of int or str, an object
+with its own ``__eq__`` is not plain), nested at most ``MAX_DEPTH`` deep and at most
+``MAX_NODES`` values in all. The wire form is JSON: None, bools, strings, small ints and
+floats as themselves, everything else a list whose first element is a tag.
+
+``encode`` runs where the value was made, ``decode`` where it is used; ``decode`` trusts
+nothing (only builtin types come out of it, and malformed input raises ``ValueError``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+MAX_DEPTH = 100
+MAX_NODES = 1_000_000
+# Ints as JSON numbers up to this size; beyond it as hex text (JSON readers cap digit counts).
+_SMALL_INT = 1 << 62
+# A handle to an object that stays in the solution process (arguments only, see proxies.py).
+REF = "R"
+_CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
+_MAKERS: dict[str, Any] = {"L": list, "T": tuple, "S": set, "F": frozenset}
+
+
+class NotPlain(TypeError):
+    """A value that is not plain data (or too big or deep to be sent as such)."""
+
+
+class _Budget:
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise NotPlain(f"more than {MAX_NODES} values")
+
+
+def encode(value: Any, refs: Any = None) -> Any:
+    """The wire form of ``value``; NotPlain if it is not plain data. ``refs(value)`` may name
+    a handle for a non-plain value (a proxy passed back as an argument), else None."""
+    return _encode(value, 0, _Budget(), refs)
+
+
+def _encode(value: Any, depth: int, budget: _Budget, refs: Any) -> Any:
+    budget.take()
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is int:
+        return value if -_SMALL_INT < value < _SMALL_INT else ["I", format(value, "x")]
+    if kind is float:
+        return value
+    if depth >= MAX_DEPTH:
+        raise NotPlain(f"nested more than {MAX_DEPTH} deep")
+    tag = _CONTAINERS.get(kind)
+    if tag is not None:
+        return [tag, *(_encode(item, depth + 1, budget, refs) for item in value)]
+    if kind is dict:
+        out: list[Any] = ["D"]
+        for key, item in value.items():
+            out.append(_encode(key, depth + 1, budget, refs))
+            out.append(_encode(item, depth + 1, budget, refs))
+        return out
+    if kind is bytes:
+        return ["B", base64.b64encode(value).decode("ascii")]
+    if kind is complex:
+        return ["C", value.real, value.imag]
+    handle = refs(value) if refs is not None else None
+    if handle is not None:
+        return [REF, handle]
+    raise NotPlain(f"{_type_name(value)} is not plain data")
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = getattr(kind, "__module__", "")
+    name = getattr(kind, "__qualname__", "object")
+    if not isinstance(module, str) or not isinstance(name, str):
+        return "an object"
+    return f"a {name}" if module == "builtins" else f"a {module}.{name}"
+
+
+def decode(data: Any, refs: Any = None) -> Any:
+    """Plain data from its wire form (as ``json.loads`` made it); ValueError if malformed.
+    ``refs(handle)`` resolves a handle; without it a handle is malformed."""
+    return _decode(data, 0, _Budget(), refs)
+
+
+def _decode(data: Any, depth: int, budget: _Budget, refs: Any) -> Any:
+    try:
+        budget.take()
+    except NotPlain as exc:
+        raise ValueError(str(exc)) from None
+    kind = type(data)
+    if data is None or kind is bool or kind is str or kind is int or kind is float:
+        return data
+    if kind is not list or not data or type(data[0]) is not str:
+        raise ValueError("malformed value")
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} deep")
+    tag = data[0]
+    maker = _MAKERS.get(tag)
+    try:
+        if maker is not None:
+            return maker(_decode(item, depth + 1, budget, refs) for item in data[1:])
+        if tag == "D":
+            if len(data) % 2 != 1:
+                raise ValueError("malformed dict")
+            items = [_decode(item, depth + 1, budget, refs) for item in data[1:]]
+            return dict(zip(items[0::2], items[1::2], strict=True))
+        if tag == "I" and len(data) == 2 and type(data[1]) is str and len(data[1]) < 1 << 20:
+            return int(data[1], 16)
+        if tag == "B" and len(data) == 2 and type(data[1]) is str:
+            return base64.b64decode(data[1], validate=True)
+        if tag == "C" and len(data) == 3 and all(type(x) in (int, float) for x in data[1:]):
+            return complex(data[1], data[2])
+        if tag == REF and refs is not None and len(data) == 2 and type(data[1]) is int:
+            return refs(data[1])
+    except TypeError as exc:  # an unhashable item of a set or a dict key
+        raise ValueError(f"malformed value: {exc}") from None
+    raise ValueError(f"malformed value (tag {tag[:10]!r})")
+
+
+def dumps(value: Any) -> bytes:
+    """JSON bytes of a wire form (NaN and infinities included, as Python's json writes them)."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def loads(data: bytes) -> Any:
+    """The wire form from JSON bytes; ValueError if they are not JSON."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def to_json(value: Any, depth: int = 0) -> Any:
+    """Plain data as strict JSON data, as ``json.dumps`` would write it (tuples as lists,
+    scalar dict keys as strings); NotPlain for sets, bytes and complex numbers."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if depth >= MAX_DEPTH:
+        raise NotPlain("result nested too deeply")
+    if kind in (list, tuple):
+        return [to_json(item, depth + 1) for item in value]
+    if kind is dict:
+        return {_json_key(key): to_json(item, depth + 1) for key, item in value.items()}
+    raise NotPlain(f"result is not JSON data: {kind.__name__}")
+
+
+def _json_key(key: Any) -> str:
+    kind = type(key)
+    if kind is str:
+        return str(key)
+    if kind in (int, float, bool) or key is None:
+        return json.dumps(key)
+    raise NotPlain(f"result has a key of type {kind.__name__}")

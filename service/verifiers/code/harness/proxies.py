@@ -1,0 +1,365 @@
+"""Test code's view of the solution: proxies that marshal calls to the solution process.
+
+Test code runs in the driver and never in the same interpreter as the solution, so nothing the
+solution does to builtins, ``math``, ``operator``, ``json``, ``sys.modules`` or its own globals
+reaches it. The solution's names are bound to proxies: calling one sends the name's handle and
+plain-data arguments to the solution process and gets back plain data (``plain.py``) and only
+plain data: any other result fails the test as a wrong answer, however the test handles it.
+Calling a class of the solution gives an opaque object proxy (``Solution().method(...)``);
+an object proxy cannot be compared, hashed by value or tested for truth, so no object of the
+solution ever decides a comparison.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib
+import sys
+import types
+from typing import Any
+
+from . import plain
+
+
+class SolutionGone(BaseException):
+    """The solution process ended (or broke the protocol) during a test."""
+
+
+class NotPlainResult(BaseException):
+    """The solution handed test code something that is not plain data: a wrong answer.
+
+    A BaseException, so that ``except Exception`` in test code cannot swallow it; the session
+    remembers it anyway, so that a bare ``except:`` cannot either."""
+
+
+class HarnessLimit(BaseException):
+    """The test passes the solution something plain data cannot carry (a lambda, its own
+    objects): the ground truth's limit, not the solution's failure."""
+
+
+class SolutionError(Exception):
+    """An exception of the solution's own class (re-raised in test code as this)."""
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Standard modules test code may take from a solution's imports (its own fresh copy): ones
+# without side effects on import. Others already imported by the driver qualify as well.
+_PURE_MODULES = frozenset(
+    {
+        "array",
+        "bisect",
+        "cmath",
+        "collections",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "enum",
+        "fractions",
+        "functools",
+        "heapq",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "textwrap",
+        "typing",
+        "unicodedata",
+    }
+)
+
+
+class Session:
+    """One run's link to the solution process, and what the current test has seen."""
+
+    def __init__(self, link: Any) -> None:
+        self.link = link
+        self.invalid: str | None = None
+        self.free: list[int] = []
+        self.expected: set[str] = set()
+        self.described: dict[str, dict[str, Any] | None] = {}
+        # Handles of the solution's module-level names: never released, shared by the tests.
+        self.permanent: set[int] = set()
+
+    def begin_test(self) -> None:
+        self.invalid = None
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.free:
+            message["free"], self.free = self.free, []
+        reply = self.link.call(message)
+        if type(reply) is not dict:
+            self.fail("the solution process sent a malformed reply")
+        if "x" in reply:
+            raise _exception(reply["x"])
+        return reply
+
+    def fail(self, reason: str) -> Any:
+        self.invalid = self.invalid or reason
+        raise NotPlainResult(reason)
+
+    # -- values crossing from the solution --------------------------------------------------
+
+    def data(self, reply: dict[str, Any]) -> Any:
+        """The plain data of a call's reply; any other kind of result fails the test."""
+        if "v" not in reply:
+            self.fail(_not_plain(reply))
+        try:
+            return plain.decode(reply["v"])
+        except ValueError as exc:
+            return self.fail(f"malformed result: {exc}")
+
+    def attribute(self, reply: dict[str, Any], name: str) -> Any:
+        """An attribute or a module-level name: plain data, a function, a class, or (only for
+        names and attributes, never a call's result) an opaque object."""
+        if "v" in reply:
+            return self.data(reply)
+        for key, kind in (("f", FunctionProxy), ("c", ClassProxy), ("o", ObjectProxy)):
+            if key in reply and type(reply[key]) is int:
+                return kind(self, reply[key], name)
+        if "m" in reply and type(reply["m"]) is str:
+            return _module(reply["m"], name)
+        return self.fail(_not_plain(reply))
+
+    def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {
+                "args": [plain.encode(a, _handle_of) for a in args],
+                "kw": [[k, plain.encode(v, _handle_of)] for k, v in kwargs.items()],
+            }
+        except plain.NotPlain as exc:
+            raise HarnessLimit(f"the test passes the solution {exc}") from None
+
+    def released(self, handle: int) -> None:
+        if handle not in self.permanent:
+            self.free.append(handle)
+
+    # -- names ------------------------------------------------------------------------------
+
+    def expect(self, names: set[str]) -> None:
+        """Names the run's tests will ask for: looked up together, with the first test's."""
+        self.expected |= {n for n in names if _bindable(n)}
+
+    def bind(self, names: set[str]) -> dict[str, Any]:
+        """The solution's values for those of ``names`` it defines (builtins excluded: a
+        solution's ``sorted`` or ``isinstance`` never replaces the test's). Functions and
+        classes are the same handles in every test; data is a fresh copy for each."""
+        wanted = sorted(n for n in names if _bindable(n))
+        missing = [n for n in sorted(self.expected | set(wanted)) if n not in self.described]
+        if missing:
+            reply = self.request({"op": "lookup", "names": missing[:2000]})
+            found = reply.get("names")
+            if type(found) is not dict:
+                return self.fail("the solution process sent a malformed reply")
+            for name in missing:
+                description = found.get(name)
+                self.described[name] = description if type(description) is dict else None
+                for key in ("f", "c", "o"):
+                    if description is not None and type(description.get(key)) is int:
+                        self.permanent.add(description[key])
+        bound = {}
+        for name in wanted:
+            description = self.described.get(name)
+            if description is not None:
+                value = self.attribute(description, name)
+                if value is not _SKIP:
+                    bound[name] = value
+        return bound
+
+    def entry(self, name: str, args: list[Any]) -> Any:
+        """Function mode: the solution's ``name`` (or ``Solution().name``) called with args."""
+        message = {"op": "entry", "name": name, **self.arguments(args, {})}
+        return self.data(self.request(message))
+
+
+_SKIP = object()
+
+
+def _bindable(name: str) -> bool:
+    return name not in _BUILTIN_NAMES and not name.startswith("__")
+
+
+def _module(name: str, bound_as: str) -> Any:
+    # The test gets its own, untouched copy of a standard module the solution imported (tests
+    # often use the solution's ``import math``); anything else stays unbound.
+    top = name.partition(".")[0]
+    known = name in sys.modules or top in _PURE_MODULES
+    if not known or top not in sys.stdlib_module_names or bound_as.startswith("_"):
+        return _SKIP
+    try:
+        return importlib.import_module(name)
+    except Exception:
+        return _SKIP
+
+
+def _not_plain(reply: dict[str, Any]) -> str:
+    reason = reply.get("np")
+    if type(reason) is str:
+        return reason[:200]
+    for key, what in (("f", "a function"), ("c", "a class"), ("o", "an object"), ("m", "a module")):
+        if key in reply:
+            return f"{what} is not plain data"
+    return "the solution process sent a malformed reply"
+
+
+def _exception(described: Any) -> BaseException:
+    """An exception the solution raised, as test code sees it: a builtin exception class as
+    itself (``except ValueError`` works), any other as SolutionError."""
+    if type(described) is not list or len(described) != 4:
+        return SolutionGone("the solution process sent a malformed reply")
+    module, name, message, where = (str(part)[:2000] for part in described)
+    kind = getattr(builtins, name, None) if module == "builtins" else None
+    error: BaseException
+    if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
+        try:
+            error = kind(message)
+        except Exception:
+            error = SolutionError(f"{name}: {message}")
+    else:
+        error = SolutionError(f"{module}.{name}: {message}" if module else message)
+    if where:
+        error.add_note(f"(raised in the solution: {where})")
+    return error
+
+
+def _handle_of(value: Any) -> int | None:
+    if isinstance(value, _Proxy):
+        handle: int = object.__getattribute__(value, "_handle")
+        return handle
+    return None
+
+
+class _Proxy:
+    """What every proxy shares: attributes forwarded, no value semantics of its own."""
+
+    __slots__ = ("_handle", "_name", "_session")
+
+    def __init__(self, session: Session, handle: int, name: str) -> None:
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_name", name)
+
+    def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        session: Session = object.__getattribute__(self, "_session")
+        handle = object.__getattribute__(self, "_handle")
+        return session.request({"op": op, "h": handle, **fields})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        session: Session = object.__getattribute__(self, "_session")
+        return session.attribute(self._ask("getattr", name=name), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        session: Session = object.__getattribute__(self, "_session")
+        arguments = session.arguments([value], {})
+        self._ask("setattr", name=name, value=arguments["args"][0])
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            object.__getattribute__(self, "_session").released(self._handle)
+
+    def __repr__(self) -> str:
+        kind = type(self).__name__.replace("Proxy", "").lower()
+        return f"<solution {kind} {object.__getattribute__(self, '_name')}>"
+
+    def _refuse(self, *args: Any) -> Any:
+        raise TypeError(f"{self!r} is not plain data: it cannot be compared or tested for truth")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _refuse
+    __hash__ = object.__hash__
+
+
+class FunctionProxy(_Proxy):
+    """A function or method of the solution: called, it returns plain data or fails."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session: Session = object.__getattribute__(self, "_session")
+        return session.data(self._ask("call", **session.arguments(args, kwargs)))
+
+
+class ClassProxy(_Proxy):
+    """A class of the solution: called, it makes an object that stays in the solution."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session: Session = object.__getattribute__(self, "_session")
+        reply = self._ask("call", **session.arguments(args, kwargs))
+        if "o" in reply and type(reply["o"]) is int:
+            return ObjectProxy(session, reply["o"], object.__getattribute__(self, "_name"))
+        return session.data(reply)
+
+
+class ObjectProxy(_Proxy):
+    """An object of the solution: its methods and attributes, its length, items and
+    iteration (as plain data); never its equality or truth."""
+
+    __slots__ = ()
+
+    def _dunder(self, name: str, *args: Any) -> dict[str, Any]:
+        session: Session = object.__getattribute__(self, "_session")
+        return self._ask("dunder", name=name, **session.arguments(args, {}))
+
+    def _data(self, name: str, *args: Any) -> Any:
+        session: Session = object.__getattribute__(self, "_session")
+        return session.data(self._dunder(name, *args))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session: Session = object.__getattribute__(self, "_session")
+        return session.data(self._ask("call", **session.arguments(args, kwargs)))
+
+    def __len__(self) -> int:
+        length = self._data("__len__")
+        if type(length) is not int:
+            raise TypeError("the solution's __len__ did not return an int")
+        return length
+
+    def __iter__(self) -> Any:
+        items = self._data("__iter__")
+        return iter(items)
+
+    def __contains__(self, item: Any) -> bool:
+        found = self._data("__contains__", item)
+        if type(found) is not bool:
+            raise TypeError("the solution's __contains__ did not return a bool")
+        return found
+
+    def __getitem__(self, key: Any) -> Any:
+        session: Session = object.__getattribute__(self, "_session")
+        return session.attribute(self._dunder("__getitem__", key), "item")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._dunder("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._dunder("__delitem__", key)
+
+    def __str__(self) -> str:
+        text = self._data("__str__")
+        if type(text) is not str:
+            raise TypeError("the solution's __str__ did not return a str")
+        return text
+
+
+class SolutionModule(types.ModuleType):
+    """``import solution`` / ``from solution import f`` in test code: the same proxies."""
+
+    session: Session | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        session = SolutionModule.session
+        if session is None or name.startswith("__"):
+            raise AttributeError(name)
+        bound = session.bind({name})
+        if name not in bound:
+            raise AttributeError(f"the solution defines no {name!r}")
+        return bound[name]

@@ -1,0 +1,200 @@
+"""The solution process (function and assert modes): the solution loaded once, answering
+the driver's calls. Everything here runs next to the solution's code, which can change any of
+it: the driver takes nothing from this process but plain data, its exit status and the CPU
+time the kernel reports.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from typing import Any, NoReturn
+
+from . import frames, plain, process
+
+_MESSAGE_CHARS = 2000
+
+
+def serve_solution(stdout_fd: int, stderr_fd: int, requests_fd: int, replies_fd: int) -> NoReturn:
+    """The solution process: load the solution once, then answer the driver's calls until it
+    closes the channel. Stdin is empty, as it was for a function-mode run."""
+    null = os.open("/dev/null", os.O_RDONLY)
+    process.install_fds([null, stdout_fd, stderr_fd, requests_fd, replies_fd])
+    process.become_program()
+    # Nothing of the solution runs before the driver has made itself undumpable.
+    try:
+        go = frames.receive(3)
+    except frames.Closed:
+        os._exit(0)
+    if go != {"op": "go"}:
+        os._exit(0)
+    server = _Server(3, 4)
+    try:
+        server.load()
+    except SystemExit as exc:
+        process.finish(process.exit_status(exc))
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        process.finish(1)
+    server.serve()
+
+
+class _Server:
+    def __init__(self, requests_fd: int, replies_fd: int) -> None:
+        self.requests_fd, self.replies_fd = requests_fd, replies_fd
+        self.namespace: dict[str, Any] = {}
+        self.handles: dict[int, Any] = {}
+        self.by_id: dict[int, int] = {}
+        self.next_handle = 1
+
+    def load(self) -> None:
+        module = types.ModuleType("solution")
+        module.__file__ = process.SOLUTION_PATH
+        # The solution's builtins are a copy: what it patches there (``builtins.type = ...``)
+        # is its own, and this server's encoding of its answers keeps working.
+        import builtins
+
+        own = types.ModuleType("builtins")
+        own.__dict__.update(builtins.__dict__)
+        module.__builtins__ = own  # type: ignore[attr-defined]
+        sys.modules["builtins"] = own
+        sys.modules["solution"] = module
+        self.namespace = module.__dict__
+        with open(process.SOLUTION_PATH, "rb") as handle:
+            source = handle.read()
+        exec(compile(source, process.SOLUTION_PATH, "exec"), self.namespace)
+        process.flush()
+        frames.send(self.replies_fd, {"ready": True})
+
+    def serve(self) -> NoReturn:
+        while True:
+            try:
+                message = frames.receive(self.requests_fd)
+            except frames.Closed:
+                process.flush()
+                os._exit(0)
+            try:
+                reply = self.answer(message)
+            except SystemExit as exc:
+                process.finish(process.exit_status(exc))
+            except BaseException as exc:  # the solution raised: the test code gets it back
+                reply = {"x": _describe_exception(exc)}
+            process.flush()
+            try:
+                frames.send(self.replies_fd, reply)
+            except OSError:
+                os._exit(0)
+
+    # -- the operations ---------------------------------------------------------------------
+
+    def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        for handle in message.get("free", ()):
+            obj = self.handles.pop(handle, None)
+            self.by_id.pop(id(obj), None)
+        op = message["op"]
+        if op == "lookup":
+            names = {}
+            for name in message["names"]:
+                if name in self.namespace:
+                    names[name] = self.describe(self.namespace[name])
+            return {"names": names}
+        if op == "entry":
+            args = self.arguments(message)
+            return self.result(self.entry(message["name"])(*args))
+        target = self.handles[message["h"]]
+        if op == "call":
+            args = self.arguments(message)
+            keywords = {k: self.value(v) for k, v in message.get("kw", ())}
+            return self.describe(target(*args, **keywords))
+        if op == "getattr":
+            return self.describe(getattr(target, message["name"]))
+        if op == "setattr":
+            setattr(target, message["name"], self.value(message["value"]))
+            return {"v": None}
+        if op == "dunder":
+            return self.dunder(target, message["name"], self.arguments(message))
+        raise ValueError(f"unknown operation {op!r}")
+
+    def entry(self, name: str) -> Any:
+        # As the function-mode driver always did: a top-level function or a Solution method.
+        found = self.namespace.get(name)
+        if callable(found):
+            return found
+        holder = self.namespace.get("Solution")
+        if isinstance(holder, type) and callable(getattr(holder, name, None)):
+            return getattr(holder(), name)
+        raise NameError(f"the solution defines no function {name!r}")
+
+    def dunder(self, target: Any, name: str, args: list[Any]) -> dict[str, Any]:
+        if name == "__iter__":
+            return self.result(list(target))
+        if name == "__len__":
+            return self.result(len(target))
+        if name == "__contains__":
+            return self.result(args[0] in target)
+        if name == "__getitem__":
+            return self.describe(target[args[0]])
+        if name == "__setitem__":
+            target[args[0]] = args[1]
+            return {"v": None}
+        if name == "__delitem__":
+            del target[args[0]]
+            return {"v": None}
+        if name == "__str__":
+            return self.result(str(target))
+        raise ValueError(f"unsupported operation {name!r}")
+
+    # -- values ---------------------------------------------------------------------------
+
+    def value(self, data: Any) -> Any:
+        return plain.decode(data, self.handles.__getitem__)
+
+    def arguments(self, message: dict[str, Any]) -> list[Any]:
+        return [self.value(item) for item in message.get("args", ())]
+
+    def handle(self, obj: Any) -> int:
+        known = self.by_id.get(id(obj))
+        if known is not None and self.handles.get(known) is obj:
+            return known
+        handle = self.next_handle
+        self.next_handle += 1
+        self.handles[handle] = obj
+        self.by_id[id(obj)] = handle
+        return handle
+
+    def result(self, value: Any) -> dict[str, Any]:
+        try:
+            return {"v": plain.encode(value)}
+        except plain.NotPlain as exc:
+            return {"np": str(exc)}
+
+    def describe(self, value: Any) -> dict[str, Any]:
+        """Plain data as itself; anything else as a handle of its kind."""
+        try:
+            return {"v": plain.encode(value)}
+        except plain.NotPlain as exc:
+            reason = str(exc)
+        if isinstance(value, types.ModuleType):
+            return {"m": str(getattr(value, "__name__", ""))}
+        if isinstance(value, type):
+            return {"c": self.handle(value), "np": reason}
+        if callable(value):
+            return {"f": self.handle(value), "np": reason}
+        return {"o": self.handle(value), "np": reason}
+
+
+def _describe_exception(exc: BaseException) -> list[str]:
+    kind = type(exc)
+    try:
+        message = str(exc)[:_MESSAGE_CHARS]
+    except BaseException:
+        message = "<unprintable>"
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == process.SOLUTION_PATH:
+            where = f"solution.py line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}"
+        tb = tb.tb_next
+    module = kind.__module__ if isinstance(kind.__module__, str) else ""
+    return [module, kind.__qualname__, message, where]

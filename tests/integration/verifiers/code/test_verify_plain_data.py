@@ -1,0 +1,355 @@
+"""Values crossing from the solution into test code are plain data, in every mode, through
+each real sandbox backend: an object that is equal to everything, a subclass with its own
+``__eq__``, patched builtins, ``math``, ``operator``, ``json`` or ``sys.modules``, the test's
+own helpers rewritten at call time... none earns a reward, and each is a wrong answer
+(``incorrect``), never an ``error``. A correct solution still passes every test form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.verifiers.code import verify
+
+pytestmark = pytest.mark.usefixtures("each_sandbox")
+
+FUNCTION = {
+    "language": "python",
+    "mode": "function",
+    "fn_name": "add",
+    "tests": [{"args": [1, 2], "expected": 3}, {"args": [0.5, 0.25], "expected": 0.75}],
+}
+# Lifted: the sandbox evaluates only the operands, the host compares.
+VALUES = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "assert add(1, 2) == 3",
+        "assert not add(2, 2) != 4",
+        "assert math.isclose(add(0.1, 0.2), 0.3)",
+        "assert json.dumps(add(1, 2)) == '3'",
+        "assert sorted([add(1, 1), add(0, 1)]) == [1, 2]",
+    ],
+}
+# Not liftable: loops, helpers, several statements; they run whole in the sandbox.
+EXEC = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "for a, b, want in [(1, 2, 3), (2, 2, 4)]:\n    assert add(a, b) == want",
+        "r = add(1, 2)\nassert isinstance(r, int) and r == 3 and not r != 3",
+        "import math\nfor a, b, want in [(0.1, 0.2, 0.3)]:\n"
+        "    assert math.isclose(add(a, b), want)",
+        # ``math`` as the solution imported it: the test gets an untouched copy of its own.
+        "for a, b, want in [(0.5, 0.25, 0.75)]:\n    assert math.isclose(add(a, b), want)",
+        "import operator\nfor a, b in [(1, 2)]:\n    assert operator.eq(add(a, b), 3)",
+        "import json\nfor a, b in [(1, 2)]:\n    assert json.dumps(add(a, b)) == '3'",
+        "def check_equal(got, want):\n    assert got == want, (got, want)\n"
+        "check_equal(add(1, 2), 3)\ncheck_equal(add(5, 5), 10)",
+        "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n"
+        "check(add)",
+        "assert all(add(i, 1) == i + 1 for i in range(3))",
+        "assert abs(add(1, 2) - 3) < 1e-9 and not (add(1, 2) < 3) and add(1, 2) >= 3",
+    ],
+}
+MODES = {"function": FUNCTION, "values": VALUES, "exec": EXEC}
+
+CORRECT = "import json, math\ndef add(a, b):\n    return a + b\n"
+
+ALWAYS_EQUAL = """
+import math
+class Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __lt__(self, other): return False
+    def __le__(self, other): return True
+    def __gt__(self, other): return False
+    def __ge__(self, other): return True
+    def __bool__(self): return True
+    def __hash__(self): return 0
+    def __abs__(self): return 0
+    def __sub__(self, other): return 0
+    def __rsub__(self, other): return 0
+    def __add__(self, other): return self
+    def __radd__(self, other): return self
+    def __neg__(self): return self
+    def __len__(self): return 0
+    def __iter__(self): return iter(())
+    def __contains__(self, item): return True
+    def __float__(self): return 3.0
+    def __int__(self): return 3
+    def __index__(self): return 3
+    def __round__(self, n=None): return 3
+    def __str__(self): return "3"
+    def __repr__(self): return "3"
+    def __format__(self, spec): return "3"
+def add(a, b):
+    return Anything()
+"""
+SUBCLASSES = {
+    "int": "class I(int):\n    def __eq__(self, o): return True\n"
+    "    def __ne__(self, o): return False\n"
+    "    __hash__ = int.__hash__\ndef add(a, b):\n    return I(0)\n",
+    "float": "class F(float):\n    def __eq__(self, o): return True\n"
+    "    __hash__ = float.__hash__\ndef add(a, b):\n    return F(0.0)\n",
+    "str": "class S(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n"
+    "def add(a, b):\n    return S('x')\n",
+    "list": "class L(list):\n    def __eq__(self, o): return True\n"
+    "def add(a, b):\n    return L()\n",
+    "bool": "class Truth:\n    def __bool__(self): return True\n"
+    "    def __eq__(self, o): return True\ndef add(a, b):\n    return [Truth()]\n",
+}
+# Each returns a wrong answer (0) and tries to make the comparison lie about it.
+PATCHES = {
+    "builtins": "import builtins\nbuiltins.isinstance = lambda *a: True\n"
+    "builtins.AssertionError = type('Never', (Exception,), {})\n"
+    "builtins.sorted = lambda *a, **k: [1, 2]\nbuiltins.all = lambda *a: True\n"
+    "builtins.abs = lambda x: 0\nbuiltins.type = lambda *a: int\n",
+    "math": "import math\nmath.isclose = lambda *a, **k: True\n",
+    "operator": "import operator\noperator.eq = lambda *a: True\noperator.ne = lambda *a: False\n",
+    "json": "import json\njson.dumps = lambda *a, **k: '3'\n",
+    "sys.modules": "import sys, types\nfake = types.ModuleType('math')\n"
+    "fake.isclose = lambda *a, **k: True\nsys.modules['math'] = fake\n"
+    "sys.modules['operator'] = types.SimpleNamespace(eq=lambda *a: True)\n"
+    "sys.modules['json'] = types.SimpleNamespace(dumps=lambda *a, **k: '3')\n",
+    # The test's own helpers and globals, rewritten from the caller's frame at call time.
+    "caller's globals": "import sys\ndef _rewrite():\n    frame = sys._getframe(2)\n"
+    "    while frame is not None:\n        g = frame.f_globals\n"
+    "        g['check_equal'] = lambda *a: None\n        g['check'] = lambda *a: None\n"
+    "        frame = frame.f_back\n",
+    "gc": "import gc\ndef _rewrite():\n    for o in gc.get_objects():\n"
+    "        if isinstance(o, dict) and 'check_equal' in o:\n"
+    "            o['check_equal'] = lambda *a: None\n",
+}
+PATCH_TAIL = "def add(a, b):\n    globals().get('_rewrite', lambda: None)()\n    return 0\n"
+
+
+def _fenced(program: str) -> str:
+    return f"```python\n{program}\n```\n"
+
+
+def _wrong_not_error(verdict: Any) -> None:
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict
+    statuses = {test["status"] for test in verdict.details["tests"]}
+    assert "accepted" not in statuses, verdict.details
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_correct_solution_passes_every_form(mode: str) -> None:
+    verdict = verify(_fenced(CORRECT), MODES[mode], {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_equal_to_everything_is_a_wrong_answer(mode: str) -> None:
+    verdict = verify(_fenced(ALWAYS_EQUAL), MODES[mode], {"reward": "fraction"})
+    _wrong_not_error(verdict)
+    assert any("not plain data" in (t.get("reason") or "") for t in verdict.details["tests"])
+
+
+@pytest.mark.parametrize("kind", SUBCLASSES)
+@pytest.mark.parametrize("mode", MODES)
+def test_subclasses_of_builtin_types_are_not_plain_data(mode: str, kind: str) -> None:
+    verdict = verify(_fenced(SUBCLASSES[kind]), MODES[mode], {"reward": "fraction"})
+    _wrong_not_error(verdict)
+
+
+@pytest.mark.parametrize("patch", PATCHES)
+@pytest.mark.parametrize("mode", MODES)
+def test_patches_in_the_solution_do_not_reach_test_code(mode: str, patch: str) -> None:
+    verdict = verify(_fenced(PATCHES[patch] + PATCH_TAIL), MODES[mode], {"reward": "fraction"})
+    _wrong_not_error(verdict)
+
+
+def test_patches_leave_a_correct_answer_correct() -> None:
+    # The same patches with the right answer: the tests still pass (nothing of the harness
+    # depends on the solution's builtins or modules).
+    for patch in PATCHES.values():
+        program = "import math\n" + patch
+        program += "def add(a, b):\n    globals().get('_rewrite', lambda: None)()\n"
+        program += "    return a + b\n"
+        verdict = verify(_fenced(program), EXEC, {"reward": "fraction"})
+        assert verdict.status == "correct", (patch, verdict.details)
+
+
+IS_EVEN = {
+    "language": "python",
+    "mode": "assert",
+    "tests": ["for n in [2, 4, 10]:\n    assert is_even(n)", "assert is_even(8)"],
+}
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # A class where a function is expected: its objects are truthy in Python.
+        "class is_even:\n    def __init__(self, n):\n        self.n = n\n",
+        "class T:\n    def __bool__(self): return True\ndef is_even(n):\n    return T()\n",
+        "def is_even(n):\n    return is_even\n",
+    ],
+    ids=["class", "truthy object", "function"],
+)
+def test_truthy_stand_ins_do_not_pass_truth_tests(program: str) -> None:
+    verdict = verify(_fenced(program), IS_EVEN, {"reward": "fraction"})
+    assert verdict.reward == 0.0 and verdict.status == "incorrect", verdict.details
+    assert verify(_fenced("def is_even(n):\n    return n % 2 == 0\n"), IS_EVEN, {}).reward == 1.0
+
+
+def test_an_exception_that_would_end_a_loop_early_fails() -> None:
+    program = "def add(a, b):\n    raise StopIteration\n"
+    verdict = verify(_fenced(program), EXEC, {"reward": "fraction"})
+    _wrong_not_error(verdict)
+
+
+def test_exceptions_cross_as_the_test_expects_them() -> None:
+    raises = {
+        "language": "python",
+        "mode": "assert",
+        "tests": [
+            "try:\n    root(-1)\nexcept ValueError:\n    pass\nelse:\n    assert False",
+            "assert root(9) == 3",
+        ],
+    }
+    program = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n"
+    program += "    return int(x ** 0.5)\n"
+    assert verify(_fenced(program), raises, {}).status == "correct"
+    wrong = "def root(x):\n    return int(abs(x) ** 0.5)\n"
+    assert verify(_fenced(wrong), raises, {}).status == "incorrect"
+
+
+SOLUTION_CLASS = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "s = Solution()\nassert s.twoSum([2, 7, 11], 9) == [0, 1]",
+        "stack = MinStack()\nfor x in [3, 1, 2]:\n    stack.push(x)\n"
+        "assert stack.getMin() == 1 and len(stack) == 3 and stack.items == [3, 1, 2]",
+    ],
+}
+SOLUTION_CLASS_PROGRAM = """
+class Solution:
+    def twoSum(self, nums, target):
+        seen = {}
+        for i, x in enumerate(nums):
+            if target - x in seen:
+                return [seen[target - x], i]
+            seen[x] = i
+class MinStack:
+    def __init__(self):
+        self.items = []
+    def push(self, x):
+        self.items.append(x)
+    def getMin(self):
+        return min(self.items)
+    def __len__(self):
+        return len(self.items)
+"""
+
+
+def test_classes_of_the_solution_work_through_proxies() -> None:
+    verdict = verify(_fenced(SOLUTION_CLASS_PROGRAM), SOLUTION_CLASS, {})
+    assert verdict.status == "correct", verdict.details
+    # Its objects are not values: comparing one, or testing its truth, fails the test.
+    compared = {**SOLUTION_CLASS, "tests": ["s = MinStack()\nassert s == s and s"]}
+    _wrong_not_error(verify(_fenced(SOLUTION_CLASS_PROGRAM), compared, {}))
+
+
+SECRET_TEST = {
+    "language": "python",
+    "mode": "assert",
+    "time_limit_s": 10,
+    "tests": ["for i in range(1):\n    assert steal() == 'MARK-' + '7a3f9c' + '-KRAM'"],
+}
+# Reads its own memory and the driver's for the expected value of the test it is in.
+STEAL = r"""
+import os, re
+PATTERN = re.compile(rb"MARK-[0-9a-f]{6}-KRAM")
+def _scan(pid):
+    found = []
+    try:
+        maps = open(f"/proc/{pid}/maps").read().splitlines()
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+            for line in maps:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                if "r" not in line.split()[1] or end - start > 1 << 28:
+                    continue
+                try:
+                    mem.seek(start)
+                    found += PATTERN.findall(mem.read(end - start))
+                except (OSError, ValueError, OverflowError):
+                    pass
+    except OSError:
+        pass
+    return [f.decode() for f in found]
+def _vm_read(pid):
+    # process_vm_readv, which needs no /proc: the same permission check as ptrace.
+    import ctypes
+    class IoVec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+    libc = ctypes.CDLL(None, use_errno=True)
+    found = []
+    try:
+        maps = open(f"/proc/{pid}/maps").read().splitlines()
+    except OSError:
+        maps = []
+    for line in maps:
+        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+        size = min(end - start, 1 << 24)
+        buffer = ctypes.create_string_buffer(size)
+        local, remote = IoVec(ctypes.addressof(buffer), size), IoVec(start, size)
+        if libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) > 0:
+            found += PATTERN.findall(buffer.raw)
+    return [f.decode() for f in found]
+def steal():
+    hits = _scan("self") + _scan(os.getppid()) + _vm_read(os.getppid())
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            hits += _scan(name)
+    return hits[0] if hits else ""
+"""
+
+
+def test_the_test_code_is_out_of_the_solutions_reach() -> None:
+    verdict = verify(_fenced(STEAL), SECRET_TEST, {})
+    _wrong_not_error(verdict)
+
+
+FORGE = r"""
+import json, os
+def add(a, b):
+    line = json.dumps({"index": 0, "nonce": "0" * 32, "exit": 0, "signal": None, "cpu": 0,
+                       "wall": 0, "killed": None, "report": {"done": True}, "stderr": "",
+                       "stdout_len": 0}) + "\n"
+    for path in (f"/proc/{os.getppid()}/fd/3", "/proc/self/fd/3"):
+        try:
+            with open(path, "w") as channel:
+                channel.write(line * 3)
+        except OSError:
+            pass
+    return 0
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_result_channel_is_out_of_the_solutions_reach(mode: str) -> None:
+    _wrong_not_error(verify(_fenced(FORGE), MODES[mode], {"reward": "fraction"}))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+        "def add(a, b):\n    return a + b\n",
+        "import os, signal\ndef add(a, b):\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+        "    return a + b\n",
+        "import os, signal\ndef add(a, b):\n    os.kill(-1, signal.SIGKILL)\n    return a + b\n",
+        "import os, signal\ndef add(a, b):\n"
+        "    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1):\n"
+        "        os.kill(os.getppid(), s)\n    return 0\n",
+    ],
+    ids=["at import", "at call", "everything", "catchable signals"],
+)
+def test_killing_or_signalling_the_driver_earns_nothing(program: str) -> None:
+    for ground_truth in MODES.values():
+        _wrong_not_error(verify(_fenced(program), ground_truth, {"reward": "fraction"}))

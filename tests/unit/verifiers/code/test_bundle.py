@@ -1,0 +1,35 @@
+"""What the harness ships: every module of the package, as bytecode or as sources."""
+
+from __future__ import annotations
+
+import io
+import marshal
+import types
+import zipfile
+import zlib
+
+from service.verifiers.code import bundle
+
+MODULES = {p.stem for p in bundle.HARNESS_DIR.glob("*.py")}
+
+
+def test_the_bytecode_holds_every_module_of_the_harness() -> None:
+    files = bundle._files(False)
+    codes = marshal.loads(zlib.decompress(files[bundle.CODE_NAME]))
+    names = {name.rpartition(".")[2] if name != bundle.PACKAGE else "__init__" for name in codes}
+    assert names == MODULES
+    assert all(isinstance(code, types.CodeType) for code in codes.values())
+    assert b"MAGIC_NUMBER" in files[bundle.DRIVER_NAME]
+
+
+def test_the_sources_hold_every_module_of_the_harness() -> None:
+    files = bundle._files(True)
+    with zipfile.ZipFile(io.BytesIO(files[bundle.ZIP_NAME])) as archive:
+        names = {name.rpartition("/")[2].removesuffix(".py") for name in archive.namelist()}
+    assert names == MODULES
+    assert b"MAGIC_NUMBER" not in files[bundle.DRIVER_NAME]
+
+
+def test_a_session_ships_little() -> None:
+    # What crosses the local sandbox's pipe with every session (its buffer is 64 KiB).
+    assert sum(len(data) for data in bundle._files(False).values()) < 48 << 10

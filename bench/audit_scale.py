@@ -6,7 +6,10 @@ Run from the repository root, with the virtualenv active and Postgres on 127.0.0
     python bench/audit_scale.py [--decisions 1000000] [--keep]
 
 1. Seeds a fresh database (``rlvr_audit_scale``) through COPY: several runs of 500 steps,
-   64-item groups, 1–3 KB completions, two verifier versions per run (a mid-run change).
+   64-item groups, 1–3 KB completions, two verifier versions per run (a mid-run change), a few
+   flagged decisions. The rows are copied into the schema of revision 0006, then the database
+   is migrated to head, as an existing deployment would be: that builds the run rollups (0007)
+   from the rows, so the summaries read what the service keeps as it writes.
 2. Starts the service on it (migrated, with an admin key) and times, over HTTP:
    a filtered decision list (p50 over varied filters), one decision by id, a run's summary
    (``GET /v1/runs/{run_id}``) and its health, and an export of 100k decisions
@@ -17,6 +20,9 @@ Run from the repository root, with the virtualenv active and Postgres on 127.0.0
 from __future__ import annotations
 
 import argparse
+import hashlib
+import math
+import os
 import random
 import statistics
 import sys
@@ -43,6 +49,8 @@ DATABASE = "rlvr_audit_scale"
 KEY = "audit-scale-admin-key-0123456789abcdef"
 STEPS = 500
 GROUP = 64
+# The schema the rows are copied into; migrating from it to head builds the rollups.
+SEEDED_REVISION = "0006"
 WORDS = (
     "so",
     "we",
@@ -87,7 +95,7 @@ def _recreate() -> str:
         connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}"')
         connection.execute(f'CREATE DATABASE "{DATABASE}"')
     url = f"postgresql+psycopg://root@127.0.0.1:5432/{DATABASE}"
-    upgrade(url)
+    upgrade(url, SEEDED_REVISION)
     return url
 
 
@@ -100,7 +108,7 @@ def _completion(rng: random.Random, answer: int, correct: bool) -> str:
 def _rows(total: int, runs: int, seed: int) -> Any:
     """Decision rows in COPY text format, run by run, step by step, group by group."""
     rng = random.Random(seed)
-    per_step = max(GROUP, total // (runs * STEPS) // GROUP * GROUP)
+    per_step = math.ceil(total / (runs * STEPS))
     start = datetime(2026, 11, 1, tzinfo=UTC)
     made = 0
     for run in range(runs):
@@ -119,6 +127,9 @@ def _rows(total: int, runs: int, seed: int) -> Any:
                 reward = 1.0 if correct else 0.0
                 status = "correct" if correct else "incorrect"
                 details = {"extracted": str(answer if correct else answer + 1), "reason": "ok"}
+                flagged = rng.random() < 0.002
+                if flagged:
+                    details["answer_leak"] = True
                 yield (
                     str(uuid.uuid4()),
                     "default",
@@ -132,12 +143,12 @@ def _rows(total: int, runs: int, seed: int) -> Any:
                     version,
                     version_hash,
                     f"What is the value in case {group} of step {step}?",
-                    "p" * 64,
+                    hashlib.sha256(f"{group}-{step}".encode()).hexdigest(),
                     completion,
-                    "c" * 64,
+                    hashlib.sha256(completion.encode()).hexdigest(),
                     len(completion),
                     orjson.dumps(str(answer)).decode(),
-                    "g" * 64,
+                    hashlib.sha256(str(answer).encode()).hexdigest(),
                     "{}",
                     reward,
                     status,
@@ -145,7 +156,7 @@ def _rows(total: int, runs: int, seed: int) -> Any:
                     orjson.dumps(details).decode(),
                     rng.random() < 0.2,
                     round(rng.uniform(0.5, 20.0), 3),
-                    False,
+                    flagged,
                     "bench:1",
                     created + timedelta(microseconds=index),
                 )
@@ -164,6 +175,12 @@ def seed(url: str, total: int, runs: int) -> float:
     return time.perf_counter() - started
 
 
+def _analyze(url: str) -> None:
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("ANALYZE")
+
+
 def _timed(client: httpx.Client, path: str, **params: Any) -> tuple[float, httpx.Response]:
     started = time.perf_counter()
     response = client.get(path, params=params)
@@ -172,12 +189,48 @@ def _timed(client: httpx.Client, path: str, **params: Any) -> tuple[float, httpx
     return elapsed, response
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process (all its threads) so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def _label_some(client: httpx.Client, rng: random.Random, runs: int) -> None:
+    """Labels on a few decisions of each run (some saying the verifier was wrong)."""
+    for run in range(runs):
+        page = client.get("/v1/decisions", params={"run_id": f"run-{run}", "limit": 500})
+        for decision in rng.sample(page.json()["decisions"], 5):
+            verdict = rng.choice(("correct", "incorrect"))
+            labelled = client.post(
+                f"/v1/decisions/{decision['id']}/labels", json={"verdict": verdict}
+            )
+            labelled.raise_for_status()
+
+
+def _new_filters(rng: random.Random, runs: int) -> list[dict[str, Any]]:
+    """Step ranges, flags, cache and duration, labels and free text, each within a run."""
+    found = []
+    for _ in range(10):
+        run = {"run_id": f"run-{rng.randrange(runs)}", "limit": 100}
+        first = rng.randrange(STEPS - 50)
+        found += [
+            {**run, "step_from": first, "step_to": first + 50},
+            {**run, "flagged": True},
+            {**run, "cached": True, "min_duration_ms": 15},
+            {**run, "labelled": True},
+            {**run, "disagrees_with_label": True},
+            {**run, "q": str(1000 + first * 10)},
+        ]
+    return found
 
 
 def measure(
@@ -197,6 +250,12 @@ def measure(
                 filters["step"] = rng.randrange(STEPS)
             lists.append(_timed(client, "/v1/decisions", **filters)[0])
         figures.append(("filtered list, p50", f"{statistics.median(lists):.1f} ms", "≤ 50 ms"))
+        _label_some(client, rng, runs)
+        others = [_timed(client, "/v1/decisions", **f)[0] for f in _new_filters(rng, runs)]
+        figures.append(
+            ("list by the newer filters, p50", f"{statistics.median(others):.1f} ms", "≤ 50 ms")
+        )
+        figures.append(("list by the newer filters, max", f"{max(others):.1f} ms", "—"))
         page = client.get("/v1/decisions", params={"limit": 1000}).json()["decisions"]
         ids = [d["id"] for d in page]
         singles = [_timed(client, f"/v1/decisions/{rng.choice(ids)}")[0] for _ in range(100)]
@@ -219,6 +278,7 @@ def measure(
         sampler = threading.Thread(target=sample, daemon=True)
         rss_before = _rss_mb(server_pid)
         sampler.start()
+        cpu_before = _cpu_seconds(server_pid)
         started = time.perf_counter()
         rows = 0
         try:
@@ -229,15 +289,30 @@ def measure(
                     figures.append(("export", "route not available", "≥ 20k rows/s"))
                     return figures
                 response.raise_for_status()
-                for line in response.iter_lines():
-                    if line:
-                        rows += 1
+                # A lean consumer (as `curl > file` is): the service's pace, not a client's
+                # line splitting, is what this measures. The last line is checked whole.
+                tail = b""
+                for chunk in response.iter_raw():
+                    rows += chunk.count(b"\n")
+                    tail = (tail + chunk)[-65536:]
+                last = orjson.loads(tail.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+                assert last["run_id"] == "run-0" and last["cursor"], last
         finally:
             done.set()
             sampler.join()
         seconds = time.perf_counter() - started
         figures.append(
             (f"export of {rows:,} decisions", f"{rows / seconds:,.0f} rows/s", "≥ 20k rows/s")
+        )
+        # What the API spends per decision, whatever else the machine is doing: the pace one
+        # core would give it alone.
+        per_row = (_cpu_seconds(server_pid) - cpu_before) / max(rows, 1)
+        figures.append(
+            (
+                "export, API CPU per decision",
+                f"{per_row * 1e6:.0f} µs (≈{1 / per_row:,.0f}/s a core)",
+                "—",
+            )
         )
         peak = max(samples, default=rss_before)
         figures.append(("API RSS during export", f"{rss_before:.0f} → peak {peak:.0f} MB", "flat"))
@@ -256,6 +331,10 @@ def main() -> None:
     seconds = seed(url, args.decisions, args.runs)
     rate = args.decisions / seconds
     print(f"seeded {args.decisions:,} decisions in {seconds:.0f} s ({rate:,.0f}/s)")
+    started = time.perf_counter()
+    upgrade(url)
+    _analyze(url)
+    print(f"migrated to head (indexes, run rollups) in {time.perf_counter() - started:.0f} s")
     env = service_env(RLVR_DATABASE_URL=url, RLVR_BOOTSTRAP_ADMIN_KEY=KEY, RLVR_LOCAL_WORKERS="1")
     with tempfile.TemporaryDirectory() as logs:
         server, base_url = start_server(env, Path(logs) / "api.log", timeout_s=120)
@@ -263,6 +342,8 @@ def main() -> None:
             figures = measure(base_url, server.proc.pid, args.runs, args.export_rows)
         finally:
             server.stop()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nload average after the measures: {load} on {os.cpu_count()} CPUs")
     width = max(len(name) for name, _, _ in figures)
     print(f"\n{'measure':<{width}} | {'measured':>24} | target")
     for name, value, target in figures:

@@ -1,5 +1,5 @@
 """The decision log as execution uses it: what is stored already, which verdicts are cached, and
-one write per chunk for its decisions and new cache entries."""
+one write per chunk for its decisions, their runs' rollups and new cache entries."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session
 
 from service.contract import RecordedVerdict
 from service.decisions.repository import DecisionRepository, VerdictCacheRepository
+from service.decisions.rollups import rollup_deltas
+from service.decisions.run_repository import RunRepository
 from service.verifiers.base import Verdict
 
 _VERDICT_FIELDS = tuple(RecordedVerdict.model_fields)
@@ -20,6 +22,7 @@ class DecisionLog:
     def __init__(self, session: Session) -> None:
         self.decisions = DecisionRepository(session)
         self.cache = VerdictCacheRepository(session)
+        self.runs = RunRepository(session)
 
     def stored(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, RecordedVerdict]:
         """Decisions logged already (a redelivered chunk, a retried request), as stored."""
@@ -40,6 +43,9 @@ class DecisionLog:
     def record(
         self, rows: Sequence[dict[str, Any]], cache_entries: Sequence[dict[str, Any]]
     ) -> None:
-        """Decision rows (existing ones are left as they are) and new verdict cache entries."""
-        self.decisions.insert_many(rows)
+        """Decision rows (existing ones are left as they are), what the new ones add to their
+        runs' rollups (in the same transaction: a summary never counts a row twice or misses
+        one), and new verdict cache entries."""
+        inserted = self.decisions.insert_many(rows)
+        self.runs.add(rollup_deltas(inserted))
         self.cache.store(cache_entries)

@@ -11,7 +11,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from service.decisions.repository import RunRepository
+from service.db.models import NO_STEP
+from service.decisions.repository import LATENCY_QUANTILES
+from service.decisions.rollups import COMPONENT, STATUS, histogram_quantiles
+from service.decisions.run_repository import RunRepository
 from service.decisions.run_schemas import (
     GroupSignal,
     Latency,
@@ -46,9 +49,10 @@ class HealthBudgets:
 
 def _moments(count: int, total: float | None, squares: float | None) -> Moments:
     if not count or total is None or squares is None:
-        return Moments(mean=None, std=None)
+        return Moments.model_construct(mean=None, std=None)
     mean = total / count
-    return Moments(mean=mean, std=math.sqrt(max(0.0, squares / count - mean * mean)))
+    std = math.sqrt(max(0.0, squares / count - mean * mean))
+    return Moments.model_construct(mean=mean, std=std)
 
 
 def _rate(part: int, whole: int) -> float:
@@ -60,18 +64,17 @@ class RunService:
         self.runs = RunRepository(session, tenant_id)
 
     def list_runs(self, limit: int, before: datetime | None) -> RunPage:
-        rows = self.runs.runs(limit, before)
         runs = [
             RunOut(
-                run_id=run_id,
-                decisions=count,
-                first_step=first_step,
-                last_step=last_step,
-                mean_reward=None if mean is None else float(mean),
-                first_seen=first_seen,
-                last_seen=last_seen,
+                run_id=row.run_id,
+                decisions=row.decisions,
+                first_step=row.first_step,
+                last_step=row.last_step,
+                mean_reward=row.reward_sum / row.scored if row.scored else None,
+                first_seen=row.first_seen,
+                last_seen=row.last_seen,
             )
-            for run_id, count, first_step, last_step, mean, first_seen, last_seen in rows
+            for row in self.runs.runs(limit, before)
         ]
         next_before = runs[-1].last_seen if len(runs) == limit else None
         return RunPage(runs=runs, next_before=next_before)
@@ -80,10 +83,10 @@ class RunService:
         step_rows = self.runs.step_rows(run_id)
         if not step_rows:
             raise NotFound(f"no run {run_id!r}")
-        groups = self._group_signal(run_id)
-        components = self._components(run_id)
-        latency = {row[0]: row[1:] for row in self.runs.latency_rows(run_id)}
-        steps = [self._step(row, groups, components, latency) for row in step_rows]
+        series = _StepSeries.of(self.runs, run_id)
+        # Steps in order; decisions sent without a step come last.
+        step_rows.sort(key=lambda row: (row[0] == NO_STEP, row[0]))
+        steps = [_step(row, series) for row in step_rows]
         versions = [
             VersionUse(
                 verifier=name,
@@ -97,80 +100,6 @@ class RunService:
         ]
         total = sum(step.decisions for step in steps)
         return RunDetail(run_id=run_id, decisions=total, steps=steps, versions=versions)
-
-    def _step(
-        self,
-        row: Any,
-        groups: dict[Any, GroupSignal],
-        components: dict[Any, dict[str, Moments]],
-        latency: dict[Any, tuple[Any, ...]],
-    ) -> StepPoint:
-        step, count, scored, total, squares = row[:5]
-        statuses = dict(
-            zip(STATUSES, (int(n or 0) for n in row[5 : 5 + len(STATUSES)]), strict=True)
-        )
-        cached, flagged, duration, chars_mean, chars_max, first_seen = row[5 + len(STATUSES) :]
-        p50, p95, p99 = latency.get(step, (None, None, None))
-        return StepPoint(
-            step=step,
-            decisions=count,
-            scored=scored,
-            reward=_moments(scored, total, squares),
-            components=components.get(step, {}),
-            statuses={status: n for status, n in statuses.items() if n},
-            timeout_rate=_rate(statuses["timeout"], count),
-            error_rate=_rate(statuses["error"], count),
-            flagged_rate=_rate(int(flagged or 0), count),
-            cache_hit_rate=_rate(int(cached or 0), count),
-            groups=groups.get(
-                step,
-                GroupSignal(
-                    groups=0,
-                    solved_none=0,
-                    solved_some=0,
-                    solved_all=0,
-                    all_same=0,
-                    all_same_fraction=None,
-                ),
-            ),
-            latency_ms=Latency(p50=p50, p95=p95, p99=p99),
-            mean_duration_ms=None if duration is None else float(duration),
-            completion_chars_mean=None if chars_mean is None else float(chars_mean),
-            completion_chars_max=chars_max,
-            first_seen=first_seen,
-        )
-
-    def _group_signal(self, run_id: str) -> dict[Any, GroupSignal]:
-        counts: dict[Any, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-        for step, scored, correct, lowest, highest in self.runs.group_rows(run_id):
-            tally = counts[step]
-            tally[0] += 1
-            correct = int(correct or 0)
-            if correct == 0:
-                tally[1] += 1
-            elif correct == scored:
-                tally[3] += 1
-            else:
-                tally[2] += 1
-            if lowest == highest:
-                tally[4] += 1
-        return {
-            step: GroupSignal(
-                groups=n,
-                solved_none=none,
-                solved_some=some,
-                solved_all=every,
-                all_same=same,
-                all_same_fraction=_rate(same, n) if n else None,
-            )
-            for step, (n, none, some, every, same) in counts.items()
-        }
-
-    def _components(self, run_id: str) -> dict[Any, dict[str, Moments]]:
-        found: dict[Any, dict[str, Moments]] = defaultdict(dict)
-        for step, name, count, total, squares in self.runs.component_rows(run_id):
-            found[step][name] = _moments(int(count), total, squares)
-        return found
 
     def health(self, run_id: str, budgets: HealthBudgets) -> RunHealth:
         detail = self.detail(run_id)
@@ -202,11 +131,85 @@ class RunService:
 
     def _review(self, run_id: str, rel_tol: float) -> Review:
         close = []
-        for row in self.runs.flagged_rows(run_id, REVIEW_SCAN):
-            extracted = row.details.get("extracted") if isinstance(row.details, dict) else None
-            if _numerically_close(extracted, row.ground_truth, rel_tol):
-                close.append(str(row.id))
+        for decision_id, extracted, ground_truth in self.runs.rejected_rows(run_id, REVIEW_SCAN):
+            if _numerically_close(extracted, ground_truth, rel_tol):
+                close.append(str(decision_id))
         return Review(possibly_correct=len(close), decision_ids=close[:REVIEW_LIST])
+
+
+@dataclass(slots=True)
+class _StepSeries:
+    """A run's per-step series, by step: statuses, component moments, the latency buckets
+    its quantiles need (with the step's count), and its group signal."""
+
+    statuses: dict[int, dict[str, int]]
+    components: dict[int, dict[str, Moments]]
+    latency: dict[int, tuple[int, list[tuple[int, int, float, float]]]]
+    groups: dict[int, GroupSignal]
+
+    @classmethod
+    def of(cls, runs: RunRepository, run_id: str) -> _StepSeries:
+        found = cls(defaultdict(dict), defaultdict(dict), {}, {})
+        for step, kind, key, n, total, squares in runs.series_rows(run_id, (STATUS, COMPONENT)):
+            if kind == STATUS:
+                found.statuses[step][key] = int(n)
+            else:
+                found.components[step][key] = _moments(int(n), total, squares)
+        for step, first, n, low, high, total in runs.latency_rows(run_id, LATENCY_QUANTILES):
+            _, buckets = found.latency.setdefault(step, (int(total), []))
+            buckets.append((int(first), int(n), float(low), float(high)))
+        for step, groups, none, every, same in runs.group_rows(run_id):
+            groups, none, every, same = int(groups), int(none), int(every), int(same)
+            found.groups[step] = GroupSignal.model_construct(
+                groups=groups,
+                solved_none=none,
+                solved_some=groups - none - every,
+                solved_all=every,
+                all_same=same,
+                all_same_fraction=_rate(same, groups),
+            )
+        return found
+
+    def latency_of(self, step: int) -> Latency:
+        total, buckets = self.latency.get(step, (0, []))
+        p50, p95, p99 = histogram_quantiles(buckets, total, LATENCY_QUANTILES)
+        return Latency.model_construct(p50=p50, p95=p95, p99=p99)
+
+    def groups_of(self, step: int) -> GroupSignal:
+        return self.groups.get(step) or GroupSignal.model_construct(
+            groups=0,
+            solved_none=0,
+            solved_some=0,
+            solved_all=0,
+            all_same=0,
+            all_same_fraction=None,
+        )
+
+
+def _step(row: Any, series: _StepSeries) -> StepPoint:
+    # Built with model_construct throughout: the values are computed here from typed columns,
+    # and validating a run's hundreds of steps field by field cost more than reading them.
+    step, count, scored, total, squares, cached, flagged, duration, chars, chars_max = row[:10]
+    count, scored = int(count), int(scored)
+    statuses = {status: series.statuses[step].get(status, 0) for status in STATUSES}
+    return StepPoint.model_construct(
+        step=None if step == NO_STEP else step,
+        decisions=count,
+        scored=scored,
+        reward=_moments(scored, total, squares),
+        components=series.components.get(step, {}),
+        statuses={status: n for status, n in statuses.items() if n},
+        timeout_rate=_rate(statuses["timeout"], count),
+        error_rate=_rate(statuses["error"], count),
+        flagged_rate=_rate(int(flagged or 0), count),
+        cache_hit_rate=_rate(int(cached or 0), count),
+        groups=series.groups_of(step),
+        latency_ms=series.latency_of(step),
+        mean_duration_ms=float(duration) / count if count else None,
+        completion_chars_mean=float(chars) / count if count else None,
+        completion_chars_max=None if chars_max is None else int(chars_max),
+        first_seen=row[10],
+    )
 
 
 def _window_rate(window: list[StepPoint], attribute: str) -> float:

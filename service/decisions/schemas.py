@@ -34,6 +34,8 @@ class DecisionOut(RecordedVerdict):
     ground_truth: Any
     ground_truth_hash: str
     metadata: dict[str, Any] = Field(validation_alias="item_metadata")
+    # An answer written in the prompt, or a hack pattern in a program (details say which).
+    flagged: bool
     worker_id: str
     created_at: UtcDateTime
 

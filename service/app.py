@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,9 +27,12 @@ from service.decisions.endpoints import stats_router
 from service.decisions.label_endpoints import router as labels_router
 from service.decisions.run_endpoints import router as runs_router
 from service.errors import ServiceError
+from service.execution.background import Background, supervise_replays
 from service.execution.executors import make_executor
 from service.execution.sandbox_setup import configure_sandbox_from
 from service.execution.warmup import check_verifiers_import
+from service.experiments.endpoints import router as experiments_router
+from service.experiments.replay_endpoints import router as replays_router
 from service.graders.endpoints import router as graders_router
 from service.health.endpoints import router as health_router
 from service.promotion.endpoints import router as promotion_router
@@ -138,11 +143,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         executor = make_executor(settings)
         await executor.start()
         app.state.executor = executor
-        app.state.reward_service = RewardService(settings, executor)
+        # Shadow work and replays: off the hot path, on queues (or a process) of their own.
+        background = Background(settings)
+        app.state.background = background
+        app.state.reward_service = RewardService(settings, executor, background)
+        app.state.forget_experiments = app.state.reward_service.experiments.forget
+        supervisor = asyncio.create_task(supervise_replays(background))
         try:
             yield
         finally:
+            supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await supervisor
             await app.state.reward_service.aclose()
+            await run_in_threadpool(background.close)
             await executor.aclose()
 
     docs = (
@@ -169,6 +183,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(promotion_router)
     app.include_router(cases_router)
     app.include_router(catalog_router)
+    app.include_router(experiments_router)
+    app.include_router(replays_router)
     app.include_router(compat_router)
     app.include_router(graders_router)
     install_dashboard(app)

@@ -103,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.set_defaults(handler=_serve)
 
     worker = commands.add_parser("worker", help="run a Celery worker")
-    worker.add_argument("--queues", default="cpu,sandbox")
+    worker.add_argument(
+        "--queues",
+        default="cpu,sandbox,shadow,replay",
+        help="cpu and sandbox serve rewards; shadow and replay (experiments, replays) share "
+        "one niced background consumer",
+    )
     worker.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     worker.add_argument("--hostname", default=None)
     worker.set_defaults(handler=_worker)

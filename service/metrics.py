@@ -41,6 +41,21 @@ def observe_rewards(results: Iterable[_Observed], seconds: float) -> None:
     REQUEST_SECONDS.observe(seconds)
 
 
+SHADOW_ITEMS = Counter(
+    "rlvr_shadow_items_total",
+    "Items of shadow experiments handed to the shadow queue (sent) or dropped because its "
+    "backlog was full (dropped), by verifier",
+    ["verifier", "outcome"],
+)
+
+
+def observe_shadow(verifier: str, sent: int, dropped: int) -> None:
+    if sent:
+        SHADOW_ITEMS.labels(verifier, "sent").inc(sent)
+    if dropped:
+        SHADOW_ITEMS.labels(verifier, "dropped").inc(dropped)
+
+
 RUN_HEALTH_KINDS = (
     "timeout_rate",
     "error_rate",

@@ -111,6 +111,23 @@ class Settings(BaseSettings):
     gate_max_p95_ratio: float = Field(default=1.5, ge=1)
     gate_p95_floor_ms: float = Field(default=50.0, ge=0)
 
+    # Experiments and replays (service/experiments): work off the hot path, on the "shadow" and
+    # "replay" queues, consumed by one background consumer of `rlvr worker` with this many
+    # processes at this niceness (embedded: one background process, niced alike).
+    background_workers: int = Field(default=1, ge=1, le=64)
+    background_nice: int = Field(default=10, ge=0, le=19)
+    # Linux's SCHED_IDLE class as well: background work runs only on CPU nothing else wants.
+    background_idle: bool = True
+    # Shadow chunks waiting on the shadow queue (embedded: in the background pool) past which
+    # shadow work is dropped and counted, and shadow chunks the API holds before it publishes
+    # them: a shadow backlog never delays or fails a reward request.
+    shadow_max_backlog: int = Field(default=2000, ge=1)
+    shadow_buffer: int = Field(default=1024, ge=1)
+    # Decisions one replay may re-score (per target), and how long a replay may make no
+    # progress before reading it re-dispatches its work (a lost message, a dead worker).
+    replay_max_decisions: int = Field(default=1_000_000, ge=1)
+    replay_stall_s: float = Field(default=30.0, gt=0)
+
     # The servers OpenAI graders call: an OpenAI-compatible chat completions server for
     # score_model/label_model ("http://host:8001/v1") and an embeddings server for the cosine
     # metric. Unset: graders that need one are a 422 naming the setting.

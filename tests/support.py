@@ -4,6 +4,9 @@ service processes (from ``service.localstack``) with the suite's short verificat
 from __future__ import annotations
 
 import os
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from service import localstack
@@ -24,6 +27,7 @@ __all__ = [
     "free_port",
     "open_sandbox",
     "service_env",
+    "start_background_worker",
     "start_server",
     "start_worker",
     "wait_until",
@@ -71,3 +75,30 @@ def service_env(**overrides: str) -> dict[str, str]:
         RLVR_BOOTSTRAP_ADMIN_KEY=ADMIN_KEY,
         **overrides,
     )
+
+
+def start_background_worker(env: dict[str, str], log_path: Path) -> ManagedProcess:
+    """A Celery worker on the background queues (shadow, replay): the niced consumer of
+    ``RLVR_BACKGROUND_WORKERS`` processes that ``rlvr worker`` runs for them, once ready."""
+    worker = ManagedProcess(
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "worker",
+            "--queues",
+            "shadow,replay",
+            "--hostname",
+            f"background-{os.getpid()}-{time.time_ns()}@%h",
+        ],
+        env,
+        log_path,
+    )
+    wait_until(
+        lambda: "ready." in worker.log_path.read_text(errors="replace") or not worker.alive(),
+        90,
+        "the background worker to start",
+    )
+    if not worker.alive():
+        raise AssertionError(f"background worker died:\n{worker.log_tail()}")
+    return worker

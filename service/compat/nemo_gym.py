@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from service.auth.dependencies import RewardsWriter
 from service.errors import ERROR_RESPONSES, DependencyUnavailable, InvalidRequest, ServiceError
@@ -53,9 +53,6 @@ TaskRow = Annotated[
         "Responses object) and `expected_answer` (or `ground_truth`), plus any task fields."
     ),
 ]
-MetricsRequest = Annotated[
-    dict[str, Any], Body(description="`{verify_responses: [...]}` as NeMo-Gym sends it.")
-]
 
 # NeMo-Gym's shared failure vocabulary (nemo_gym.failure_kinds), and this service's own kinds
 # in its "<server>:<kind>" form.
@@ -71,6 +68,12 @@ RETRY_BUDGET_S = 30.0
 TASK_INDEX = "_ng_task_index"
 ROLLOUT_INDEX = "_ng_rollout_index"
 MASK_SAMPLE = "mask_sample"
+
+
+class MetricsRequest(BaseModel):
+    """``/aggregate_metrics``'s body as NeMo-Gym sends it: the verify responses of a run."""
+
+    verify_responses: list[dict[str, Any]]
 
 
 class SampleFailure(Exception):
@@ -318,9 +321,7 @@ async def aggregate_metrics(
 ) -> dict[str, Any]:
     """Mean, max, min, median and std of every numeric field, per task and overall, as
     NeMo-Gym's reward profiler names them; masked samples are counted, never averaged."""
-    responses = body.get("verify_responses")
-    if not isinstance(responses, list) or not all(isinstance(r, dict) for r in responses):
-        raise InvalidRequest("verify_responses: a list of verify responses is required")
+    responses = body.verify_responses
     kept = [r for r in responses if not r.get(MASK_SAMPLE)]
     by_task: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for response in kept:

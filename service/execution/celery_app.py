@@ -8,7 +8,7 @@ from celery import Celery
 from kombu import Queue
 
 from service.execution.results import PUBLISH_ONLY_BACKEND
-from service.execution.routing import QUEUES, TASK_SLACK_S
+from service.execution.routing import BACKGROUND_QUEUES, QUEUES, TASK_SLACK_S
 from service.settings import Settings, get_settings
 
 
@@ -37,7 +37,7 @@ def make_celery(settings: Settings, *, publish_only: bool = False) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_queues=[Queue(name) for name in QUEUES],
+        task_queues=[Queue(name) for name in (*QUEUES, *BACKGROUND_QUEUES)],
         task_default_queue="cpu",
         # Hard limit per chunk; each item is bounded separately by its killable child.
         task_time_limit=int(settings.chunk_size * settings.verify_timeout_s + TASK_SLACK_S),

@@ -37,10 +37,10 @@ def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
     decided = decide(pending, cached, spec, chunk.timeout_s, settings.verify_memory_mb)
     now = utcnow()
     # The cache keeps the verdict before shaping: shaping depends on the rest of the group.
-    new_cache = _cache_entries(chunk, pending, decided, now)
+    new_cache = cache_entries(chunk, pending, decided, now)
     final = shape_groups(spec, pending, decided)
     recorded = {
-        prepared.decision_id: _recorded(outcome)
+        prepared.decision_id: recorded_verdict(outcome)
         for prepared, outcome in zip(pending, final, strict=True)
     }
     context = _RowContext(worker_id(), now, settings.stored_text_cap)
@@ -56,7 +56,7 @@ def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
     return [_result(chunk, prepared, verdicts[prepared.decision_id]) for prepared in items]
 
 
-def _recorded(outcome: Decided) -> RecordedVerdict:
+def recorded_verdict(outcome: Decided) -> RecordedVerdict:
     verdict = outcome.verdict
     return RecordedVerdict.model_construct(
         reward=verdict.reward,
@@ -78,7 +78,7 @@ def _result(chunk: ChunkRequest, prepared: PreparedItem, verdict: RecordedVerdic
     )
 
 
-def _cache_entries(
+def cache_entries(
     chunk: ChunkRequest, items: Sequence[PreparedItem], decided: Sequence[Decided], now: datetime
 ) -> list[dict[str, Any]]:
     return [

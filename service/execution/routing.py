@@ -14,6 +14,13 @@ from service.verifiers.registry import get_kind
 
 QUEUES = ("cpu", "sandbox")
 VERIFY_CHUNK_TASK = "rlvr.verify_chunk"
+# Work off the hot path (experiments and replays): queues of their own, consumed by one niced
+# background consumer, so reward queues never wait on them.
+SHADOW_QUEUE = "shadow"
+REPLAY_QUEUE = "replay"
+BACKGROUND_QUEUES = (SHADOW_QUEUE, REPLAY_QUEUE)
+SHADOW_CHUNK_TASK = "rlvr.shadow_chunk"
+ADVANCE_REPLAY_TASK = "rlvr.advance_replay"
 # Slack on top of a chunk's budget for the database writes and a cold start.
 TASK_SLACK_S = 120
 

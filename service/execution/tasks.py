@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from celery.signals import (
@@ -20,8 +21,15 @@ from service.execution.bounded import get_runner
 from service.execution.celery_app import get_celery
 from service.execution.chunk import run_chunk
 from service.execution.liveness import WorkerPresence, new_incarnation
-from service.execution.routing import VERIFY_CHUNK_TASK
+from service.execution.replay import advance_replay
+from service.execution.routing import (
+    ADVANCE_REPLAY_TASK,
+    REPLAY_QUEUE,
+    SHADOW_CHUNK_TASK,
+    VERIFY_CHUNK_TASK,
+)
 from service.execution.sandbox_setup import configure_sandbox_from
+from service.execution.shadow import ShadowJob, run_shadow_job
 from service.execution.warmup import check_verifiers_import, warm_up_verifiers
 from service.sandbox import close_backend, start_worker_sandbox
 from service.settings import get_settings
@@ -34,6 +42,21 @@ app = get_celery()
 def verify_chunk(payload: dict[str, Any]) -> list[dict[str, Any]]:
     results = run_chunk(ChunkRequest.from_json(payload), get_settings())
     return [result.model_dump() for result in results]
+
+
+@app.task(name=SHADOW_CHUNK_TASK, ignore_result=True)
+def shadow_chunk(payload: dict[str, Any]) -> int:
+    return run_shadow_job(ShadowJob.from_json(payload), get_settings())
+
+
+@app.task(name=ADVANCE_REPLAY_TASK, bind=True, ignore_result=True)
+def advance_replay_step(self: Any, replay_id: str) -> str:
+    # The task's id owns the replay's lease: a redelivered message (its worker died) carries
+    # the same id and takes the work up again at once.
+    outcome = advance_replay(uuid.UUID(replay_id), self.request.id, get_settings())
+    if outcome == "more":
+        app.send_task(ADVANCE_REPLAY_TASK, args=(replay_id,), queue=REPLAY_QUEUE)
+    return outcome
 
 
 @worker_init.connect

@@ -7,6 +7,11 @@ Celery worker per queue instead (the sandbox one with ``RLVR_SANDBOX_WORKERS`` p
 as many as the cpu one) and supervises them: a stop signal reaches both, and when one ends,
 the other is stopped too, so a process manager sees the whole worker end and restarts it.
 
+The background queues (``shadow`` and ``replay``: experiments and replays) share one consumer
+of ``RLVR_BACKGROUND_WORKERS`` processes at niceness ``RLVR_BACKGROUND_NICE`` and in Linux's idle
+scheduling class (``RLVR_BACKGROUND_IDLE``): on a busy machine the reward consumers get the CPU
+first, and no reward queue ever waits on them.
+
 ``python -m service.execution.worker --queues cpu,sandbox --concurrency 4`` does what
 ``rlvr worker`` with the same options does.
 """
@@ -23,7 +28,8 @@ import subprocess
 import sys
 import time
 
-from service.execution.routing import QUEUES
+from service.execution.priority import lower_priority
+from service.execution.routing import BACKGROUND_QUEUES, QUEUES
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -56,38 +62,62 @@ def celery_argv(
     return argv
 
 
+BACKGROUND = "background"
+
+
+def consumers(queues: list[str]) -> dict[str, list[str]]:
+    """The Celery consumers that serve ``queues``: one per reward queue, one for the
+    background queues together."""
+    groups: dict[str, list[str]] = {}
+    for queue in queues:
+        groups.setdefault(BACKGROUND if queue in BACKGROUND_QUEUES else queue, []).append(queue)
+    return groups
+
+
 def run_worker(
     queues: list[str], concurrency: int, hostname: str | None, settings: Settings
 ) -> int:
-    """Consume ``queues``: in this process for one queue, else one child process per queue."""
-    unknown = sorted(set(queues) - set(QUEUES))
+    """Consume ``queues``: in this process for one consumer, else a child process each."""
+    known = [*QUEUES, *BACKGROUND_QUEUES]
+    unknown = sorted(set(queues) - set(known))
     if unknown or not queues:
-        print(f"rlvr worker: unknown queues {unknown}; known: {list(QUEUES)}", file=sys.stderr)
+        print(f"rlvr worker: unknown queues {unknown}; known: {known}", file=sys.stderr)
         return 2
-    if len(queues) == 1:
+    groups = consumers(queues)
+    if len(groups) == 1:
         from service.execution.tasks import app
 
-        app.worker_main(celery_argv(queues[0], concurrency, hostname, settings))
+        ((name, group),) = groups.items()
+        if name == BACKGROUND:
+            # Inherited by the pool processes and their killable children.
+            lower_priority(settings.background_nice, settings.background_idle)
+            concurrency = settings.background_workers
+        app.worker_main(celery_argv(",".join(group), concurrency, hostname, settings))
         return 0
-    sizes = {queue: concurrency for queue in queues}
+    sizes = {name: concurrency for name in groups}
     if "sandbox" in sizes and settings.sandbox_workers:
         sizes["sandbox"] = settings.sandbox_workers
+    if BACKGROUND in sizes:
+        sizes[BACKGROUND] = settings.background_workers
     return _supervise(
-        {queue: _consumer_argv(queue, size, hostname) for queue, size in sizes.items()}
+        {
+            name: _consumer_argv(name, ",".join(groups[name]), size, hostname)
+            for name, size in sizes.items()
+        }
     )
 
 
-def _consumer_argv(queue: str, concurrency: int, hostname: str | None) -> list[str]:
+def _consumer_argv(name: str, queues: str, concurrency: int, hostname: str | None) -> list[str]:
     return [
         sys.executable,
         "-m",
         "service.execution.worker",
         "--queues",
-        queue,
+        queues,
         "--concurrency",
         str(concurrency),
         "--hostname",
-        consumer_hostname(hostname, queue),
+        consumer_hostname(hostname, name),
     ]
 
 
@@ -139,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     parser = argparse.ArgumentParser(prog="rlvr worker", description=__doc__)
-    parser.add_argument("--queues", default=",".join(QUEUES))
+    parser.add_argument("--queues", default=",".join((*QUEUES, *BACKGROUND_QUEUES)))
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--hostname", default=None)
     args = parser.parse_args(argv)

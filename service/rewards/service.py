@@ -19,11 +19,13 @@ from service.catalog.resolver import VerifierResolver
 from service.contract import ChunkRequest, RewardResult
 from service.db.session import session_scope
 from service.errors import Conflict, DependencyUnavailable, PayloadTooLarge
+from service.execution.background import Background
 from service.execution.executors import Executor
 from service.execution.routing import item_budgets_s, queue_of
 from service.limits.policy import Limits, SandboxDemand
 from service.metrics import observe_rewards
 from service.rewards.advantages import group_stats
+from service.rewards.experiments import ExperimentRouter, Routing, shadow_jobs
 from service.rewards.planning import Plan, pack_chunks, plan_request, verifier_references
 from service.rewards.repository import RewardRequestRepository
 from service.rewards.schemas import GroupResult, RewardsRequest, RewardsResponse
@@ -32,10 +34,15 @@ from service.verifiers.registry import VerifierVersionSpec, canonical_json
 
 
 class RewardService:
-    def __init__(self, settings: Settings, executor: Executor) -> None:
+    def __init__(
+        self, settings: Settings, executor: Executor, background: Background | None = None
+    ) -> None:
         self.settings = settings
         self.executor = executor
+        # Shadow work goes here (None: experiments are not served by this service).
+        self.background = background
         self.resolver = VerifierResolver(settings)
+        self.experiments = ExperimentRouter(settings, self.resolver)
         self.limits = Limits(settings)
 
     async def compute(
@@ -60,6 +67,8 @@ class RewardService:
                 self.resolver.resolve_many, verifier_references(body), adhoc_versions
             )
             plan = plan_request(body, tenant_id, request_id, specs, self.settings)
+            routing = await self._route(body, plan, adhoc_versions)
+            plan = routing.plan
             chunks = pack_chunks(body, plan, self.settings)
             demand = sandbox_demand(chunks)
             self.limits.check_sandbox_request(demand)
@@ -69,12 +78,35 @@ class RewardService:
                 await run_in_threadpool(self._claim_request_id, body, tenant_id, request_id)
             async with self.limits.sandbox_budget(tenant_id, demand) as reservation:
                 results = await self._execute(body, chunks)
+                if routing.assignments:
+                    # Which arm decided what, before the trainer hears of it.
+                    await run_in_threadpool(
+                        self.experiments.record_assignments, routing, body, results
+                    )
                 reservation.used_s = sandbox_seconds_used(chunks, results)
         response = RewardsResponse.model_construct(
             request_id=request_id, results=results, groups=self._groups(body, plan, results)
         )
+        if routing.shadows and self.background is not None:
+            # Handed over, not awaited: a full shadow queue drops the work, never the reward.
+            for job, verifier in shadow_jobs(routing, chunks, results):
+                self.background.offer_shadow([job], verifier)
         observe_rewards(results, time.perf_counter() - started)
         return response
+
+    async def _route(
+        self,
+        body: RewardsRequest,
+        plan: Plan,
+        adhoc_versions: Mapping[str, VerifierVersionSpec] | None,
+    ) -> Routing:
+        """The running experiments' say on the plan (a graders run takes part in none)."""
+        if adhoc_versions:
+            return Routing(plan)
+        active = self.experiments.cached(plan.tenant_id)
+        if active is None:
+            active = await run_in_threadpool(self.experiments.load, plan.tenant_id)
+        return self.experiments.route(body, plan, active)
 
     async def _execute(
         self, body: RewardsRequest, chunks: list[ChunkRequest]

@@ -258,7 +258,10 @@ def label_decision(
 
 def install_dashboard(app: FastAPI) -> None:
     """The /ui pages, their stylesheet, and the redirect to sign in."""
+    from service.ui.experiment_pages import router as experiment_router
+
     app.include_router(router)
+    app.include_router(experiment_router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
 
     @app.exception_handler(SignInRequired)

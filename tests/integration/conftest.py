@@ -22,6 +22,7 @@ from tests.support import (
     ManagedProcess,
     free_port,
     service_env,
+    start_background_worker,
     start_server,
     start_worker,
 )
@@ -78,6 +79,19 @@ def celery_worker(
 ) -> Iterator[ManagedProcess]:
     """Real Celery worker processes on the cpu and sandbox queues."""
     worker = start_worker(deployed_env, tmp_path_factory.mktemp("worker") / "worker.log")
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture(scope="module")
+def background_worker(
+    deployed_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ManagedProcess]:
+    """A real background worker (the shadow and replay queues, niced). Per module: a test of
+    what happens without one (a shadow backlog) runs in a module that does not ask for it."""
+    worker = start_background_worker(
+        deployed_env, tmp_path_factory.mktemp("background") / "background.log"
+    )
     yield worker
     worker.stop()
 

@@ -51,8 +51,19 @@ KNOWN_DATA: list[dict[str, Any]] = [
         },
     },
     {
-        "include-path": "/compat/nemo-gym/verify",
+        "include-path-regex": "^/compat/nemo-gym/",
         "parameters": {"verifier": "math", "body.expected_answer": "4"},
+    },
+    {
+        # Both versions exist (the fixture publishes 1.1.0); starting the same experiment
+        # again while it runs is a conflict.
+        "include-path": "/v1/experiments",
+        "parameters": {"body.verifier": "math", "body.control": "1.0.0", "body.treatment": "1.1.0"},
+        "checks": {"positive_data_acceptance": {"expected-statuses": ["2xx", "409"]}},
+    },
+    {
+        "include-path": "/v1/replays",
+        "parameters": {"body.target": "math@1.0.0", "body.targets": None},
     },
     {
         "include-path": "/v1/verifiers/{name}/versions",
@@ -78,6 +89,11 @@ KNOWN_DATA: list[dict[str, Any]] = [
 _PINNED = {"phases": {"coverage": {"checks": {"positive_data_acceptance": {"enabled": False}}}}}
 
 
+def _pinned(operation: dict[str, Any]) -> dict[str, Any]:
+    checks = operation.get("checks", {})
+    return {**operation, **_PINNED, **({"checks": checks} if checks else {})}
+
+
 def _config(operations: list[dict[str, Any]], **options: Any) -> Any:
     return schemathesis.Config.from_dict(
         {
@@ -87,13 +103,15 @@ def _config(operations: list[dict[str, Any]], **options: Any) -> Any:
             # No example database: every run (here or in CI) draws the same cases from SEED.
             "generation": {"max-examples": MAX_EXAMPLES, "database": "none"},
             "checks": {"enabled": True},
-            "operations": [{**operation, **_PINNED} for operation in operations],
+            "operations": [_pinned(operation) for operation in operations],
         }
     )
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from fastapi.testclient import TestClient
+
     from service.app import create_app
     from service.db.migrate import upgrade
 
@@ -105,6 +123,12 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     upgrade(settings.sqlalchemy_url)
     application = create_app(settings)
+    # A second math version for the experiment and replay routes (no lifespan needed for it).
+    published = TestClient(application, headers=AUTH).post(
+        "/v1/verifiers/math/versions",
+        json={"version": "1.1.0", "kind": "math", "config": {"rel_tol": 0.01}},
+    )
+    assert published.status_code in (200, 201), published.text
     yield application
     shutdown_lifespans()  # schemathesis started the app's lifespan (its worker pool)
 

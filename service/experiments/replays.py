@@ -150,8 +150,8 @@ class ReplayService:
     def report(self, replay_id: uuid.UUID, target: int, cursor: str | None, limit: int) -> Report:
         row = self._get(replay_id)
         if not 0 <= target < len(row.targets):
-            raise InvalidRequest(
-                f"target: the replay has {len(row.targets)} target(s), numbered from 0",
+            raise NotFound(
+                f"no target {target}: the replay has {len(row.targets)} target(s), numbered from 0",
                 code="unknown_target",
             )
         return self._report(row, target, cursor, limit)

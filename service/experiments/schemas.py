@@ -185,12 +185,9 @@ class ReplayFilter(BaseModel):
     status: Status | None = None
 
     @model_validator(mode="after")
-    def _ranges(self) -> ReplayFilter:
-        steps = (self.step_from, self.step_to)
-        if steps[0] is not None and steps[1] is not None and steps[0] > steps[1]:
-            raise ValueError("filter.step_from is after filter.step_to")
-        if self.since is not None and self.until is not None and self.since > self.until:
-            raise ValueError("filter.since is after filter.until")
+    def _storable(self) -> ReplayFilter:
+        # A range the wrong way round matches nothing (a replay of 0 decisions, done at once),
+        # as the decision list's filters do; it is not an error.
         found = unstorable_value(self.run_id, "filter.run_id")
         if found:
             raise ValueError(found)

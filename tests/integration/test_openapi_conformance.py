@@ -66,6 +66,12 @@ KNOWN_DATA: list[dict[str, Any]] = [
         "parameters": {"body.target": "math@1.0.0", "body.targets": None},
     },
     {
+        # DELETE cancels a replay; the cancelled replay stays readable, as an audit record of
+        # what was done (tests/integration/experiments/test_replays.py).
+        "include-path-regex": "^/v1/replays/\\{replay_id\\}",
+        "checks": {"use_after_free": {"enabled": False}},
+    },
+    {
         "include-path": "/v1/verifiers/{name}/versions",
         "parameters": {"body.kind": "math", "body.config": {}, "body.group_shaping": None},
     },

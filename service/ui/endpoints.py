@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, FastAPI, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 
 from service.db.dependencies import SessionDep
 from service.decisions.labels import LabelService
@@ -29,34 +27,19 @@ from service.ui.auth import (
     SignInRequired,
     Viewer,
     check_form_token,
-    form_token,
     sign_in,
 )
 from service.ui.charts import line_chart, stacked_bars
+from service.ui.experiment_pages import router as experiment_router
+from service.ui.render import HERE
+from service.ui.render import page as _page
 from service.ui.text import highlight
 from service.verifiers.base import STATUSES
 
-HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=HERE / "templates")
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
-SECURITY_HEADERS = {
-    # No script, no plugin, no framing; styles and images only from this service.
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
 STATUS_CLASSES = {status: f"s-{status}" for status in STATUSES}
 PAGE_SIZE = 50
-
-
-def _page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    context.setdefault("form_token", form_token(request))
-    response = templates.TemplateResponse(request, name, context, status_code=status_code)
-    response.headers.update(SECURITY_HEADERS)
-    return response
 
 
 def _safe_next(target: str | None) -> str:
@@ -258,8 +241,6 @@ def label_decision(
 
 def install_dashboard(app: FastAPI) -> None:
     """The /ui pages, their stylesheet, and the redirect to sign in."""
-    from service.ui.experiment_pages import router as experiment_router
-
     app.include_router(router)
     app.include_router(experiment_router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")

@@ -20,7 +20,7 @@ from service.experiments.replays import ReplayService
 from service.experiments.report import CURSOR_PATTERN
 from service.experiments.service import ExperimentService
 from service.ui.auth import Viewer
-from service.ui.endpoints import _page as render_page
+from service.ui.render import page as render_page
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 PAGE_SIZE = 50

@@ -8,7 +8,10 @@ on 127.0.0.1:6379 (database 14 is flushed)::
 
 (a) Shadow: p50/p95 of one 16-item group request, sequential, with a shadow experiment taking
     the request vs without, side by side in one run (alternating blocks of requests, the shadow
-    backlog drained before each block without).
+    backlog handed over and drained before each block without). The API defers shadow work to
+    gaps between requests for up to RLVR_SHADOW_DEFER_S (2 s): blocks shorter than that
+    measure a trainer's bursts, longer blocks (or ``--shadow-defer 0``) the service that never
+    pauses.
 (b) Replay: math decisions re-scored per second by the background worker (one niced process),
     and reward p50 while a replay of ``--decisions`` logged decisions runs vs idle (idle blocks
     before and after, the replay block in between).
@@ -95,11 +98,13 @@ def _recreate() -> str:
 
 
 @contextmanager
-def stack(url: str, logs: Path) -> Iterator[str]:
+def stack(url: str, logs: Path, shadow_defer_s: float | None = None) -> Iterator[str]:
     """A cpu worker, the background worker (shadow, replay) and the API, all stopped after."""
     env = service_env(
         RLVR_DATABASE_URL=url, RLVR_BROKER_URL=REDIS_URL, RLVR_BOOTSTRAP_ADMIN_KEY=KEY
     )
+    if shadow_defer_s is not None:
+        env["RLVR_SHADOW_DEFER_S"] = str(shadow_defer_s)
     started: list[ManagedProcess] = []
     try:
         started.append(start_worker(env, logs / "worker.log"))
@@ -170,18 +175,22 @@ def bench_shadow(client: httpx.Client, requests: int, block: int) -> dict[str, A
         _post_group(client, "bench-shadow-warm", group)
     latencies: dict[str, list[float]] = {"off": [], "on": []}
     position = 10
+    offered = 0  # items of the "on" run: each is shadowed (sent) or dropped, sooner or later
     for index in range(requests // block):
         arm = "off" if index % 2 == 0 else "on"
         if arm == "off":
-            # The "without" block starts with no shadow work left from the one before.
-            def drained() -> bool:
-                sent = client.get(f"/v1/experiments/{experiment}").json()["shadow"]["sent"]
-                return _shadow_decided(experiment) >= sent
+            # The "without" block starts with no shadow work left from the one before: every
+            # item offered is handed over (the API defers it to a gap) and decided.
+            def drained(offered: int = offered) -> bool:
+                shadow = client.get(f"/v1/experiments/{experiment}").json()["shadow"]
+                handed = shadow["sent"] + shadow["dropped"] >= offered
+                return handed and _shadow_decided(experiment) >= shadow["sent"]
 
             wait_until(drained, 300, "the shadow backlog to drain")
         run_id = "bench-shadow-on" if arm == "on" else "bench-shadow-off"
         for group in groups[position : position + block]:
             latencies[arm].append(_post_group(client, run_id, group))
+            offered += len(group) if arm == "on" else 0
         position += block
     client.post(f"/v1/experiments/{experiment}/stop")
     shadow = client.get(f"/v1/experiments/{experiment}").json()["shadow"]
@@ -453,13 +462,20 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=60.0, help="(b) seconds of replay")
     parser.add_argument("--repeats", type=int, default=5, help="(c) report requests")
     parser.add_argument("--parts", default="abc", help="which of (a), (b), (c) to run")
+    parser.add_argument(
+        "--shadow-defer",
+        type=float,
+        default=None,
+        help="(a) the API's RLVR_SHADOW_DEFER_S (0: shadow work published at once, as before "
+        "it waited for gaps between requests); the service's default when not given",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
     url = _recreate()
     with (
         tempfile.TemporaryDirectory(prefix="rlvr-bench-experiments-") as logs,
-        stack(url, Path(logs)) as base_url,
+        stack(url, Path(logs), args.shadow_defer) as base_url,
         httpx.Client(base_url=base_url, headers=AUTH, timeout=300) as client,
     ):
         results = run(args, client)

@@ -147,6 +147,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         background = Background(settings)
         app.state.background = background
         app.state.reward_service = RewardService(settings, executor, background)
+        # The treatment of a shadow experiment decides in the gaps between reward requests.
+        background.yield_to(app.state.reward_service.limits.wait_quiet)
         app.state.forget_experiments = app.state.reward_service.experiments.forget
         supervisor = asyncio.create_task(supervise_replays(background))
         try:

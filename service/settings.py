@@ -123,6 +123,10 @@ class Settings(BaseSettings):
     # them: a shadow backlog never delays or fails a reward request.
     shadow_max_backlog: int = Field(default=2000, ge=1)
     shadow_buffer: int = Field(default=1024, ge=1)
+    # Shadow work waits for a gap between reward requests: published once none has been in
+    # flight in the API for this long, or at the latest this long after the request it shadows.
+    shadow_quiet_s: float = Field(default=0.05, ge=0.0, le=10.0)
+    shadow_defer_s: float = Field(default=2.0, ge=0.0, le=60.0)
     # Decisions one replay may re-score (per target), and how long a replay may make no
     # progress before reading it re-dispatches its work (a lost message, a dead worker).
     replay_max_decisions: int = Field(default=1_000_000, ge=1)

@@ -7,6 +7,12 @@ that queue's backlog is past ``RLVR_SHADOW_MAX_BACKLOG`` chunks, shadow work is 
 and counted: on the experiment's row (flushed by the same thread) and in
 ``rlvr_shadow_items_total{outcome="dropped"}``. Nothing here can delay or fail a reward.
 
+Shadow work also waits its turn: the thread publishes a job once no reward request has been in
+flight in this API process for ``RLVR_SHADOW_QUIET_S`` (training sends rewards in bursts, one per
+step, so the treatment decides in the gaps between them), and at the latest
+``RLVR_SHADOW_DEFER_S`` after the job was offered (so a service that is never quiet still runs
+its experiments, beside the rewards).
+
 Replays are advanced one chunk at a time (``execution/replay.py``); each step hands the next
 one to the same queue (Celery) or pool (embedded), so shadow work and replays take turns.
 """
@@ -24,6 +30,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol
 
@@ -46,6 +53,9 @@ from service.settings import Settings
 log = logging.getLogger(__name__)
 # How often the shadow thread writes its counts to the experiments' rows.
 FLUSH_S = 0.5
+# Blocks until the rewards have been quiet for a while (seconds) or a deadline (monotonic)
+# passes; True when quiet (``Limits.wait_quiet``).
+QuietProbe = Callable[[float, float], bool]
 
 
 class _Sink(Protocol):
@@ -221,19 +231,26 @@ class ShadowDispatcher:
     def __init__(self, settings: Settings, sink: _Sink) -> None:
         self.settings = settings
         self.sink = sink
-        self._jobs: queue.Queue[tuple[ShadowJob, str] | None] = queue.Queue(settings.shadow_buffer)
+        # Each job with the time it was offered (monotonic).
+        self._jobs: queue.Queue[tuple[ShadowJob, str, float]] = queue.Queue(settings.shadow_buffer)
         self._counts: dict[uuid.UUID, list[int]] = defaultdict(lambda: [0, 0])
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._quiet: QuietProbe | None = None
+
+    def yield_to(self, probe: QuietProbe) -> None:
+        """Publish only when ``probe`` says the rewards are quiet (or a job's deferral is up)."""
+        self._quiet = probe
 
     def offer(self, jobs: list[ShadowJob], verifier: str) -> None:
         """Never blocks: a job that does not fit in the buffer is dropped and counted."""
         if self._thread is None:
             self._start()
+        offered = time.monotonic()
         for job in jobs:
             try:
-                self._jobs.put_nowait((job, verifier))
+                self._jobs.put_nowait((job, verifier, offered))
             except queue.Full:
                 self._count(job, verifier, sent=False)
 
@@ -257,12 +274,24 @@ class ShadowDispatcher:
             except queue.Empty:
                 entry = None
             if entry is not None:
-                self._send(*entry)
+                job, verifier, offered = entry
+                self._wait_turn(offered)
+                self._send(job, verifier)
             if time.monotonic() - flushed >= FLUSH_S or entry is None:
                 self.flush()
                 flushed = time.monotonic()
             if self._stopping and self._jobs.empty():
                 return
+
+    def _wait_turn(self, offered: float) -> None:
+        probe = self._quiet
+        if probe is None or self._stopping:
+            return
+        deadline = offered + self.settings.shadow_defer_s
+        try:
+            probe(self.settings.shadow_quiet_s, deadline)
+        except Exception:  # waiting is a courtesy: the job goes out either way
+            log.warning("could not wait for a quiet moment", exc_info=True)
 
     def _send(self, job: ShadowJob, verifier: str) -> None:
         try:
@@ -310,6 +339,10 @@ class Background:
 
     def offer_shadow(self, jobs: list[ShadowJob], verifier: str) -> None:
         self.shadow.offer(jobs, verifier)
+
+    def yield_to(self, probe: QuietProbe) -> None:
+        """Shadow work waits for the reward requests ``probe`` watches to be quiet."""
+        self.shadow.yield_to(probe)
 
     def kick_replay(self, replay_id: uuid.UUID) -> None:
         self.sink.kick_replay(replay_id)

@@ -11,6 +11,7 @@ Every answer past a limit comes at once with ``Retry-After``; nothing waits in a
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ class Limits:
         self.store = store if store is not None else make_store(settings)
         self._inflight = 0
         self._lock = threading.Lock()
+        # When the last request in flight finished (monotonic), for work that waits its turn.
+        self._idle_since = time.monotonic()
+        self._quiet = threading.Condition(self._lock)
 
     @property
     def inflight_items(self) -> int:
@@ -110,6 +114,24 @@ class Limits:
             with self._lock:
                 self._inflight -= items
                 INFLIGHT_ITEMS.dec(items)
+                if self._inflight == 0:
+                    self._idle_since = time.monotonic()
+                    self._quiet.notify_all()
+
+    def wait_quiet(self, quiet_s: float, deadline: float) -> bool:
+        """Block until no reward request has been in flight here for ``quiet_s``, or until
+        ``deadline`` (monotonic); True when it is quiet. What defers to rewards waits here."""
+        with self._quiet:
+            while True:
+                now = time.monotonic()
+                if self._inflight == 0 and now - self._idle_since >= quiet_s:
+                    return True
+                if now >= deadline:
+                    return False
+                wait = deadline - now
+                if self._inflight == 0:
+                    wait = min(wait, quiet_s - (now - self._idle_since))
+                self._quiet.wait(wait)
 
     def check_sandbox_request(self, demand: SandboxDemand) -> None:
         """A request whose sandbox budget is over the per-request limit is refused (413)."""

@@ -6,23 +6,15 @@ finite numbers): a bad one is a 422 naming it, never a database error.
 
 from __future__ import annotations
 
-import itertools
 import uuid
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
-from sqlalchemy.exc import OperationalError
 
 from service.auth.dependencies import AuditReader
 from service.db.dependencies import SessionDep
-from service.decisions.export import (
-    MEDIA_TYPES,
-    DecisionExport,
-    csv_lines,
-    logged,
-    ndjson_lines,
-)
+from service.decisions.export import MEDIA_TYPES, DecisionExport, export_body
 from service.decisions.filters import (
     CURSOR_PATTERN,
     DecisionFilters,
@@ -32,7 +24,7 @@ from service.decisions.filters import (
 from service.decisions.schemas import DecisionOut, DecisionPage, Stats, StatsRow
 from service.decisions.service import AuditService
 from service.dependencies import SettingsDep
-from service.errors import ERROR_RESPONSES, DependencyUnavailable
+from service.errors import ERROR_RESPONSES
 from service.validation import MAX_STEP, NO_NUL_PATTERN, VERSION_MAX_CHARS, FilterTime
 from service.verifiers.base import Status
 
@@ -187,20 +179,11 @@ def export_decisions(
         decode_cursor(cursor) if cursor else None,
         limit,
     )
-    pages = export.pages()
-    try:  # the first page is read before the answer starts: an unreachable database is a 503
-        first = list(itertools.islice(pages, 1))
-    except OperationalError as exc:
-        raise DependencyUnavailable("database", type(exc).__name__) from exc
-    lines = ndjson_lines if export_format == "ndjson" else csv_lines
+    body = export_body(export, export_format)
     headers = {}
     if export_format == "csv":
         headers["Content-Disposition"] = 'attachment; filename="decisions.csv"'
-    return StreamingResponse(
-        logged(lines(itertools.chain(first, pages))),
-        media_type=MEDIA_TYPES[export_format],
-        headers=headers,
-    )
+    return StreamingResponse(body, media_type=MEDIA_TYPES[export_format], headers=headers)
 
 
 stats_router = APIRouter(prefix="/v1/stats", tags=["audit"], responses=ERROR_RESPONSES)

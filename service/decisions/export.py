@@ -10,6 +10,7 @@ last one it read whole, and the export goes on after it.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -17,12 +18,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from sqlalchemy.exc import OperationalError
 
 from service.db.session import session_scope
 from service.decisions.filters import DecisionFilters, Position, encode_cursor
 from service.decisions.repository import PlainRow
 from service.decisions.schemas import DecisionOut
 from service.decisions.service import AuditService
+from service.errors import DependencyUnavailable
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -154,3 +157,16 @@ def logged(lines: Iterator[bytes]) -> Iterator[bytes]:
     except Exception:
         log.exception("export ended early")
         raise
+
+
+def export_body(export: DecisionExport, export_format: str) -> Iterator[bytes]:
+    """The body of an export as ``export_format`` ("ndjson" or "csv"), its first page already
+    read: a database that does not answer is a DependencyUnavailable (503) raised here, before
+    the answer starts, not a stream cut short."""
+    pages = export.pages()
+    try:
+        first = list(itertools.islice(pages, 1))
+    except OperationalError as exc:
+        raise DependencyUnavailable("database", type(exc).__name__) from exc
+    lines = ndjson_lines if export_format == "ndjson" else csv_lines
+    return logged(lines(itertools.chain(first, pages)))

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, FastAPI, Form, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
+from service.auth.service import Principal
 from service.db.dependencies import SessionDep
+from service.decisions.export import MEDIA_TYPES, DecisionExport, export_body
+from service.decisions.filters import encode_cursor
 from service.decisions.labels import LabelService
 from service.decisions.run_endpoints import health_budgets
+from service.decisions.run_schemas import RunWarning
 from service.decisions.runs import RunService
 from service.decisions.service import AuditService
 from service.dependencies import SettingsDep
@@ -31,15 +35,39 @@ from service.ui.auth import (
 )
 from service.ui.charts import line_chart, stacked_bars
 from service.ui.experiment_pages import router as experiment_router
-from service.ui.render import HERE
+from service.ui.filter_form import (
+    FIELDS,
+    MAX_DURATION_MS,
+    FilterForm,
+    read_cursor,
+    read_form,
+)
+from service.ui.render import HERE, SECURITY_HEADERS
 from service.ui.render import page as _page
-from service.ui.text import highlight
+from service.ui.text import highlight, utc_text
+from service.validation import MAX_STEP
 from service.verifiers.base import STATUSES
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
 STATUS_CLASSES = {status: f"s-{status}" for status in STATUSES}
 PAGE_SIZE = 50
+# The decisions a health warning counts, as filters of the decision list (with the run's id).
+WARNING_FILTERS = {
+    "timeout_rate": {"status": "timeout"},
+    "error_rate": {"status": "error"},
+    "flagged_rate": {"flagged": "true"},
+    "possibly_correct_rejected": {"status": "incorrect"},
+}
+
+
+def _warning_link(run_id: str, warning: RunWarning) -> str:
+    query = {"run_id": run_id, **WARNING_FILTERS.get(warning.kind, {})}
+    if warning.step is not None and warning.kind == "version_changed":
+        query["step_from"] = str(warning.step)
+    elif warning.step is not None and warning.kind not in WARNING_FILTERS:
+        query["step"] = str(warning.step)
+    return "/ui/decisions?" + urlencode(query)
 
 
 def _safe_next(target: str | None) -> str:
@@ -135,6 +163,7 @@ def run_page(
         "run.html",
         detail=detail,
         health=health,
+        warnings=[(w, _warning_link(detail.run_id, w)) for w in health.warnings],
         charts=[
             ("Reward per step", reward_chart),
             ("Statuses per step", status_chart),
@@ -145,51 +174,70 @@ def run_page(
     )
 
 
-@router.get("/decisions")
-def decisions_page(
-    request: Request,
-    session: SessionDep,
-    viewer: Viewer,
-    run_id: Annotated[str | None, Query(max_length=256)] = None,
-    status: Annotated[str | None, Query(max_length=16)] = None,
-    verifier: Annotated[str | None, Query(max_length=128)] = None,
-    # A form sends empty fields as "": text here, read as a step only when it is one.
-    step: Annotated[str | None, Query(max_length=20)] = None,
-    after: Annotated[str | None, Query(max_length=128)] = None,
+def _decision_list(
+    request: Request, viewer: Principal, form: FilterForm, status_code: int, **context: Any
 ) -> Response:
-    filters = {
-        "run_id": run_id or None,
-        "status": status if status in STATUSES else None,
-        "verifier": verifier or None,
-        "step": int(step) if step and step.isdigit() and int(step) <= 2**62 else None,
-    }
-    cursor = _cursor(after)
-    rows = AuditService(session, viewer.tenant_id).find(after=cursor, limit=PAGE_SIZE, **filters)
-    next_link = None
-    if len(rows) == PAGE_SIZE:
-        last = rows[-1]
-        query = {k: v for k, v in filters.items() if v is not None}
-        query["after"] = f"{last.created_at.isoformat()}|{last.id}"
-        next_link = "/ui/decisions?" + urlencode(query)
     return _page(
         request,
         "decisions.html",
-        rows=rows,
-        filters=filters,
+        status_code,
+        form=form,
+        fields=FIELDS,
         statuses=STATUSES,
-        next_link=next_link,
+        max_step=MAX_STEP,
+        max_duration_ms=MAX_DURATION_MS,
+        utc_text=utc_text,
         viewer=viewer,
+        **context,
     )
 
 
-def _cursor(after: str | None) -> tuple[datetime, uuid.UUID] | None:
-    if not after:
-        return None
-    created, _, decision_id = after.partition("|")
-    try:
-        return datetime.fromisoformat(created), uuid.UUID(decision_id)
-    except ValueError:
-        return None
+@router.get("/decisions")
+def decisions_page(request: Request, session: SessionDep, viewer: Viewer) -> Response:
+    # Read from the query string as sent (a form's empty fields are ""): a bad value is named on
+    # the page, with the form as it was, not refused as JSON.
+    form = read_form(request.query_params)
+    after = read_cursor(form, request.query_params.get("cursor"))
+    if form.errors:
+        return _decision_list(request, viewer, form, 422, rows=[])
+    rows = AuditService(session, viewer.tenant_id).matching(
+        form.filters, after=after, limit=PAGE_SIZE
+    )
+    next_link = None
+    if len(rows) == PAGE_SIZE:
+        cursor = encode_cursor(rows[-1].created_at, rows[-1].id)
+        next_link = "/ui/decisions?" + form.query(cursor=cursor)
+    return _decision_list(
+        request,
+        viewer,
+        form,
+        200,
+        rows=rows,
+        next_link=next_link,
+        first_link="/ui/decisions?" + form.query() if after else None,
+        exports={fmt: "/ui/decisions/export?" + form.query(format=fmt) for fmt in MEDIA_TYPES},
+    )
+
+
+@router.get("/decisions/export")
+def export_decisions(request: Request, settings: SettingsDep, viewer: Viewer) -> Response:
+    """Download the decisions the list's filters match, as NDJSON or CSV."""
+    form = read_form(request.query_params)
+    export_format = request.query_params.get("format") or "ndjson"
+    if export_format not in MEDIA_TYPES:
+        form.errors.append(("format", "format", "must be ndjson or csv"))
+    if form.errors:
+        return _decision_list(request, viewer, form, 422, rows=[])
+    export = DecisionExport(settings, viewer.tenant_id, form.filters, None, None)
+    headers = {
+        **SECURITY_HEADERS,
+        "Content-Disposition": f'attachment; filename="decisions.{export_format}"',
+    }
+    return StreamingResponse(
+        export_body(export, export_format),
+        media_type=MEDIA_TYPES[export_format],
+        headers=headers,
+    )
 
 
 @router.get("/decisions/{decision_id}")

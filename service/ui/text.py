@@ -3,6 +3,8 @@ template escapes every part (model output is untrusted, so nothing here is marku
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 MAX_SHOWN_CHARS = 200_000
 
 
@@ -15,3 +17,10 @@ def highlight(text: str, needle: str | None) -> list[tuple[str, bool]]:
     at = text.rfind(needle)
     pieces = [(text[:at], False), (needle, True), (text[at + len(needle) :], False)]
     return [(part, marked) for part, marked in pieces if part]
+
+
+def utc_text(moment: datetime) -> str:
+    """A stored time as the filters take it, in UTC (SQLite hands it back without its zone)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

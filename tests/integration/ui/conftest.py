@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,10 @@ HOSTILE = [
     "{{ 7*7 }} {% raw %}",
     "javascript:alert(1)",
 ]
+
+
+# A decision's link on a list page: its id.
+DECISION_LINK = re.compile(r'href="/ui/decisions/([0-9a-f-]{36})"')
 
 
 def hostile_items(step: int) -> list[dict[str, Any]]:

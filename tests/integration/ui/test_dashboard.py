@@ -12,7 +12,7 @@ from service.db.session import session_scope
 from service.settings import Settings
 from tests.support import ADMIN_KEY
 
-from .conftest import HOSTILE
+from .conftest import DECISION_LINK, HOSTILE
 
 
 @pytest.fixture
@@ -78,12 +78,11 @@ def test_hostile_model_text_is_shown_as_text(browser: TestClient, hostile_run: s
     listing = browser.get("/ui/decisions", params={"run_id": hostile_run})
     assert listing.status_code == 200
     assert "<b>" not in listing.text and "&lt;b&gt;" in listing.text
-    links = [line for line in listing.text.splitlines() if 'href="/ui/decisions/' in line]
+    links = DECISION_LINK.findall(listing.text)
     assert len(links) == 3 * len(HOSTILE)
     pages = []
-    for line in links[: len(HOSTILE)]:
-        decision_path = line.split('href="', 1)[1].split('"', 1)[0]
-        page = browser.get(decision_path).text
+    for decision_id in links[: len(HOSTILE)]:
+        page = browser.get(f"/ui/decisions/{decision_id}").text
         body = page.split("</head>", 1)[1]
         for attack in HOSTILE:
             if attack in body:
@@ -118,7 +117,7 @@ def test_signing_out_needs_the_pages_own_token(browser: TestClient) -> None:
 def test_labelling_from_the_page_needs_its_token(browser: TestClient, hostile_run: str) -> None:
     signed_in(browser)
     listing = browser.get("/ui/decisions", params={"run_id": hostile_run}).text
-    decision_path = listing.split('href="/ui/decisions/', 1)[1].split('"', 1)[0]
+    decision_path = DECISION_LINK.findall(listing)[0]
     page = browser.get(f"/ui/decisions/{decision_path}").text
     assert "Not labelled." in page
     forged = browser.post(

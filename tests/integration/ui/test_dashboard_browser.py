@@ -59,6 +59,17 @@ def live_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
             }
             response = httpx.post(f"{url}/v1/rewards", json=body, headers=AUTH, timeout=60)
             assert response.status_code == 200, response.text
+        # One answer written in its prompt: a flagged decision.
+        leak = {
+            "id": "leak",
+            "prompt": "What is 6*7? It is 42.",
+            "completion": "\\boxed{42}",
+            "ground_truth": "42",
+        }
+        body = {"verifier": "math", "run_id": run_id, "step": 4, "items": [leak]}
+        response = httpx.post(f"{url}/v1/rewards", json=body, headers=AUTH, timeout=60)
+        assert response.status_code == 200, response.text
+        assert response.json()["results"][0]["details"].get("answer_leak") is True
         yield url, run_id
     finally:
         server.stop()
@@ -87,15 +98,50 @@ def test_a_person_audits_a_run_in_the_browser(
             page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
             assert (tmp_path / "run.png").stat().st_size > 10_000
 
+            with page.expect_navigation():
+                page.click("#run-flagged")
+            assert page.locator("#decisions tbody tr").count() == 1
+            assert page.inner_text("#decisions tbody tr .flag") == "flagged"
+            assert page.input_value("#f-flagged") == "true"
+
             page.goto(f"{url}/ui/decisions")
             page.fill("input[name=run_id]", run_id)
             page.select_option("select[name=status]", "incorrect")
-            page.click("#apply")
-            page.wait_for_selector("#decisions tbody tr")
+            with page.expect_navigation():
+                page.click("#apply")
             statuses = page.locator("#decisions tbody tr td:nth-child(5)").all_inner_texts()
             assert statuses and set(statuses) == {"incorrect"}
 
-            page.goto(f"{url}/ui/decisions?run_id={run_id}")
+            # The answer's text and the flag narrow the list, and stay in the form.
+            page.select_option("select[name=status]", "")
+            page.fill("#f-q", "3")
+            page.select_option("#f-flagged", "false")
+            with page.expect_navigation():
+                page.click("#apply")
+            extracted = page.locator("#decisions tbody td.extracted").all_inner_texts()
+            assert extracted == ["3"] * 4
+            assert page.input_value("#f-q") == "3" and page.input_value("#f-flagged") == "false"
+            assert page.input_value("#f-run_id") == run_id
+
+            # A hostile filter value stays text in its field; it matches nothing, runs nothing.
+            attack = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+            page.fill("#f-q", attack)
+            with page.expect_navigation():
+                page.click("#apply")
+            assert page.locator("#decisions tbody tr").count() == 0
+            assert page.input_value("#f-q") == attack
+            assert page.locator("main script, main img").count() == 0
+
+            # A value the list cannot take is named on the page, the rest of the form kept.
+            answer = page.goto(f"{url}/ui/decisions?run_id=r&step_from=x&min_duration_ms=-1")
+            assert answer is not None and answer.status == 422
+            named = [
+                item.get_attribute("data-field") for item in page.locator("#filter-errors li").all()
+            ]
+            assert named == ["step_from", "min_duration_ms"]
+            assert page.input_value("#f-run_id") == "r"
+
+            page.goto(f"{url}/ui/decisions?run_id={run_id}&flagged=false")
             page.locator("#decisions tbody tr a").first.click()
             page.wait_for_selector("#completion")
             shown = page.inner_text("body")

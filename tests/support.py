@@ -1,5 +1,6 @@
-"""Helpers shared by the tests: sandboxes that skip or fail by the environment, and the real
-service processes (from ``service.localstack``) with the suite's short verification bounds."""
+"""Helpers shared by the tests: sandboxes that skip or fail by the environment, the real
+service processes (from ``service.localstack``) with the suite's short verification bounds, and
+the stores they use (a migrated SQLite file, a fresh Postgres database)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from service import localstack
+from service.db.migrate import upgrade
 from service.localstack import (
     ManagedProcess,
     free_port,
@@ -17,15 +21,20 @@ from service.localstack import (
     start_worker,
     wait_until,
 )
+from service.settings import Settings
 
 __all__ = [
     "ADMIN_KEY",
     "AUTH",
+    "PG_TEST_DB",
+    "REDIS_URL",
     "REQUIRE_DOCKER",
     "TEST_TIMEOUT_S",
     "ManagedProcess",
+    "embedded_settings_in",
     "free_port",
     "open_sandbox",
+    "recreate_database",
     "service_env",
     "start_background_worker",
     "start_server",
@@ -38,6 +47,11 @@ TEST_TIMEOUT_S = 2.0
 # The operator's admin key of every service the suite starts (RLVR_BOOTSTRAP_ADMIN_KEY).
 ADMIN_KEY = "rlvr-suite-admin-9f3c1e7a5b2d4c6e8a0b"
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
+# Where the suite's stores live: one Postgres database and one Redis database per test run
+# (each set apart when several runs share the servers).
+PG_ADMIN_DSN = os.environ.get("RLVR_TEST_PG_ADMIN_DSN", "postgresql://root@127.0.0.1:5432/postgres")
+PG_TEST_DB = os.environ.get("RLVR_TEST_PG_DB", "rlvr_test")
+REDIS_URL = os.environ.get("RLVR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 # CI sets this once it has provisioned a docker engine and the runner image: from then on a
@@ -102,3 +116,33 @@ def start_background_worker(env: dict[str, str], log_path: Path) -> ManagedProce
     if not worker.alive():
         raise AssertionError(f"background worker died:\n{worker.log_tail()}")
     return worker
+
+
+def embedded_settings_in(directory: Path, **options: Any) -> Settings:
+    """The settings of an embedded service (SQLite file under ``directory``, local pool of two
+    workers, no broker) with the suite's bounds and admin key, its database migrated to head;
+    ``options`` override any of them."""
+    values: dict[str, Any] = {
+        "data_dir": directory,
+        "broker_url": None,
+        "database_url": None,
+        "local_workers": 2,
+        "verify_timeout_s": TEST_TIMEOUT_S,
+        "bootstrap_admin_key": ADMIN_KEY,
+    }
+    settings = Settings(**(values | options))
+    upgrade(settings.sqlalchemy_url)
+    return settings
+
+
+def recreate_database(name: str) -> str:
+    """Postgres database ``name`` dropped (its sessions ended) and created empty; its URL."""
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as connection:
+        connection.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql+psycopg://root@127.0.0.1:5432/{name}"

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import redis
 
@@ -18,9 +16,13 @@ from service.settings import Settings
 from tests.support import (
     ADMIN_KEY,
     AUTH,
+    PG_TEST_DB,
+    REDIS_URL,
     TEST_TIMEOUT_S,
     ManagedProcess,
+    embedded_settings_in,
     free_port,
+    recreate_database,
     service_env,
     start_background_worker,
     start_server,
@@ -29,20 +31,6 @@ from tests.support import (
 
 # The trainer client and its adapters read their key from here, as a training job would.
 os.environ["RLVR_API_KEY"] = ADMIN_KEY
-PG_ADMIN_DSN = os.environ.get("RLVR_TEST_PG_ADMIN_DSN", "postgresql://root@127.0.0.1:5432/postgres")
-PG_TEST_DB = os.environ.get("RLVR_TEST_PG_DB", "rlvr_test")
-REDIS_URL = os.environ.get("RLVR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-
-
-def _recreate_database(name: str) -> None:
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as connection:
-        connection.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        )
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        connection.execute(f'CREATE DATABASE "{name}"')
 
 
 @pytest.fixture
@@ -54,8 +42,7 @@ def unused_port() -> int:
 @pytest.fixture(scope="session")
 def pg_url() -> str:
     """A fresh Postgres database, migrated to head."""
-    _recreate_database(PG_TEST_DB)
-    url = f"postgresql+psycopg://root@127.0.0.1:5432/{PG_TEST_DB}"
+    url = recreate_database(PG_TEST_DB)
     upgrade(url)
     return url
 
@@ -118,24 +105,11 @@ def pg_settings(pg_url: str, redis_url: str) -> Settings:
     )
 
 
-def _embedded(directory: Path) -> Settings:
-    settings = Settings(
-        data_dir=directory,
-        broker_url=None,
-        database_url=None,
-        local_workers=2,
-        verify_timeout_s=TEST_TIMEOUT_S,
-        bootstrap_admin_key=ADMIN_KEY,
-    )
-    upgrade(settings.sqlalchemy_url)
-    return settings
-
-
 @pytest.fixture(scope="module")
 def embedded_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     """The embedded mode: SQLite file, local worker pool, no broker (one per test module:
     starting a warm pool costs seconds, so tests identify their own rows by request id)."""
-    yield _embedded(tmp_path_factory.mktemp("embedded"))
+    yield embedded_settings_in(tmp_path_factory.mktemp("embedded"))
     dispose_engines()
 
 

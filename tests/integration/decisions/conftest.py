@@ -1,39 +1,25 @@
-"""The audit API on both stores (the embedded SQLite file and Postgres), and decision rows written
-through the log's own write path (``DecisionLog.record``, what every chunk calls), so a test
-can shape a run's decisions exactly: steps, versions, flags, durations, extracted answers."""
+"""The audit API on both stores: the embedded SQLite file and the suite's Postgres database."""
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
 from service.app import create_app
-from service.db.session import dispose_engines, session_scope
-from service.decisions.log import DecisionLog
+from service.db.session import dispose_engines
 from service.settings import Settings
-from tests.integration.conftest import _embedded
-from tests.support import ADMIN_KEY, AUTH, TEST_TIMEOUT_S
-
-VERSION_HASHES = {"1.0.0": "a" * 64, "1.0.1": "b" * 64}
+from tests.support import AUTH, embedded_settings_in
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The settings of a service on either store (Postgres: the suite's migrated database)."""
     if request.param == "sqlite":
-        return _embedded(tmp_path_factory.mktemp("audit-sqlite"))
-    return Settings(
-        database_url=request.getfixturevalue("pg_url"),
-        broker_url=request.getfixturevalue("redis_url"),
-        verify_timeout_s=TEST_TIMEOUT_S,
-        bootstrap_admin_key=ADMIN_KEY,
-    )
+        return embedded_settings_in(tmp_path_factory.mktemp("audit-sqlite"))
+    settings: Settings = request.getfixturevalue("pg_settings")
+    return settings
 
 
 @pytest.fixture(scope="module")
@@ -41,67 +27,3 @@ def audit_client(store: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(store), headers=AUTH) as test_client:
         yield test_client
     dispose_engines()
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def decision_row(
-    run_id: str | None,
-    step: int | None,
-    *,
-    index: int = 0,
-    request_id: str | None = None,
-    created_at: datetime | None = None,
-    **overrides: Any,
-) -> dict[str, Any]:
-    """A decision row as execution writes it (service/execution/chunk.py), with ``overrides``."""
-    completion = overrides.pop("completion", f"work {uuid.uuid4().hex} so \\boxed{{{index}}}")
-    ground_truth = overrides.pop("ground_truth", str(index))
-    version = overrides.pop("verifier_version", "1.0.0")
-    details = overrides.pop("details", {"extracted": str(index), "reason": "compared"})
-    row = {
-        "id": uuid.uuid4(),
-        "tenant_id": "default",
-        "request_id": request_id or uuid.uuid4().hex,
-        "item_index": index,
-        "item_id": str(index),
-        "group_id": None,
-        "run_id": run_id,
-        "step": step,
-        "verifier_name": "math",
-        "verifier_version": version,
-        "version_hash": VERSION_HASHES[version],
-        "prompt": "What is it?",
-        "prompt_hash": digest("What is it?"),
-        "completion": completion,
-        "completion_hash": digest(completion),
-        "completion_chars": len(completion),
-        "ground_truth": ground_truth,
-        "ground_truth_hash": digest(str(ground_truth)),
-        "metadata": {},
-        "reward": 1.0,
-        "status": "correct",
-        "components": {"accuracy": 1.0},
-        "details": details,
-        "cached": False,
-        "duration_ms": 1.5,
-        "flagged": False,
-        "worker_id": "test:1",
-        "created_at": created_at or datetime.now(UTC),
-    }
-    row.update(overrides)
-    return row
-
-
-def record(settings: Settings, rows: Sequence[dict[str, Any]]) -> None:
-    """Write rows as one chunk does: decisions, their rollups, in one transaction."""
-    with session_scope(settings) as session:
-        DecisionLog(session).record(rows, [])
-
-
-def spaced(count: int, start: datetime | None = None) -> list[datetime]:
-    """``count`` creation times, oldest first, a millisecond apart."""
-    origin = start or datetime.now(UTC) - timedelta(hours=1)
-    return [origin + timedelta(milliseconds=i) for i in range(count)]

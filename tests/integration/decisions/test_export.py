@@ -17,7 +17,7 @@ from sqlalchemy import event
 from service.db.session import get_engine
 from service.decisions.export import EXPORT_BATCH
 from service.settings import Settings
-from tests.integration.decisions.conftest import decision_row, record, spaced
+from tests.integration.decisions.helpers import decision_row, record, spaced
 
 ROWS = 3 * EXPORT_BATCH + 500  # four batches
 

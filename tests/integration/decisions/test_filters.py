@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from service.auth.service import AuthService
 from service.db.session import session_scope
 from service.settings import Settings
-from tests.integration.decisions.conftest import decision_row, record, spaced
+from tests.integration.decisions.helpers import decision_row, record, spaced
 
 # Extracted answers that a naive LIKE would misread.
 EXTRACTED = {3: "50%", 4: "5_0", 5: "X = Forty", 6: "500"}

@@ -19,8 +19,8 @@ from service.db.migrate import alembic_config, upgrade
 from service.db.models import RunRollup, RunSeriesRollup, RunStepRollup
 from service.db.session import dispose_engines, session_scope
 from service.settings import Settings
-from tests.integration.conftest import PG_TEST_DB, _embedded, _recreate_database
-from tests.integration.decisions.conftest import decision_row, record, spaced
+from tests.integration.decisions.helpers import decision_row, record, spaced
+from tests.support import PG_TEST_DB, embedded_settings_in, recreate_database
 
 STATUS_CYCLE = ("correct", "incorrect", "correct", "timeout", "error", "incorrect", "correct")
 
@@ -184,13 +184,11 @@ def built_by_the_migration(url: str, settings: Settings) -> None:
 
 
 def test_the_migration_builds_the_same_rollups_on_sqlite(tmp_path: Path) -> None:
-    settings = _embedded(tmp_path)
+    settings = embedded_settings_in(tmp_path)
     built_by_the_migration(settings.sqlalchemy_url, settings)
 
 
 def test_the_migration_builds_the_same_rollups_on_postgres(redis_url: str) -> None:
-    name = f"{PG_TEST_DB}_rollups"
-    _recreate_database(name)
-    url = f"postgresql+psycopg://root@127.0.0.1:5432/{name}"
+    url = recreate_database(f"{PG_TEST_DB}_rollups")
     upgrade(url)
     built_by_the_migration(url, Settings(database_url=url, broker_url=redis_url))

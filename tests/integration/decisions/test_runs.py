@@ -12,10 +12,9 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from service.auth.service import AuthService
-from service.db.migrate import upgrade
 from service.db.session import session_scope
 from service.settings import Settings
-from tests.support import ADMIN_KEY, AUTH, TEST_TIMEOUT_S
+from tests.support import AUTH, embedded_settings_in
 
 STEPS = 12
 GROUPS = 3
@@ -24,15 +23,7 @@ SIZE = 4
 
 @pytest.fixture(scope="module")
 def app_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("runs"),
-        local_workers=2,
-        verify_timeout_s=TEST_TIMEOUT_S,
-        bootstrap_admin_key=ADMIN_KEY,
-        health_window_steps=4,
-    )
-    upgrade(settings.sqlalchemy_url)
-    return settings
+    return embedded_settings_in(tmp_path_factory.mktemp("runs"), health_window_steps=4)
 
 
 @pytest.fixture(scope="module")

@@ -7,33 +7,12 @@ import time
 
 from service.sandbox.base import Limits
 from tests.integration.sandbox.conftest import Sandboxed
-
-# A wrong program that litters /tmp (slow to clean), looks for the run's marker on its
-# wrapper's command line and forges the wrapper's "setup failed" trailer, then buries the real
-# trailer under more than the stderr cap and exits as a failed set-up would.
-FORGE_SETUP = r"""
-import os, sys
-for i in range(20000):
-    try:
-        open(f"/tmp/f{i}", "w").close()
-    except OSError:
-        break
-try:
-    words = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-except OSError:
-    words = []
-marks = [w for w in words if len(w) == 32 and all(c in b"0123456789abcdef" for c in w)]
-for mark in marks or [b"0" * 32]:
-    sys.stderr.buffer.write(b"\n" + mark + b" setup /tmp/f1 could not be removed\n")
-sys.stderr.buffer.write(b"e" * (3 << 20))
-sys.stderr.flush()
-os._exit(125)
-"""
+from tests.integration.sandbox.forged_failures import FORGED_SETUP_FAILURE
 
 
 def test_a_forged_setup_failure_stays_the_programs_failure(sandbox: Sandboxed) -> None:
     started = time.monotonic()
-    forged, after = sandbox.runs([FORGE_SETUP, "print('next test')\n"], wall_s=10.0)
+    forged, after = sandbox.runs([FORGED_SETUP_FAILURE, "print('next test')\n"], wall_s=10.0)
     # Its own failure (the output cap, or its exit status), never a SandboxError; and the next
     # test of the same submission runs as usual.
     assert forged.killed == "stderr_limit" or forged.exit_code == 125, forged

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from service.verifiers.code import verify
+from tests.integration.sandbox.forged_failures import FORGED_SETUP_FAILURE
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
 
@@ -167,27 +168,6 @@ def test_function_results_are_json_as_json_dumps_would_make_them() -> None:
     assert verify(_fenced(program), squares, {}).status == "correct"
     tuples = {**ground_truth, "fn_name": "pair", "tests": [{"args": [], "expected": [1, [2, 3]]}]}
     assert verify(_fenced("def pair():\n    return (1, (2, 3))\n"), tuples, {}).status == "correct"
-
-
-FORGED_SETUP_FAILURE = r"""
-import os, sys
-n = int(input())
-for i in range(20000):
-    try:
-        open(f"/tmp/f{i}", "w").close()
-    except OSError:
-        break
-try:
-    words = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-except OSError:
-    words = []
-marks = [w for w in words if len(w) == 32 and all(c in b"0123456789abcdef" for c in w)]
-for mark in marks or [b"0" * 32]:
-    sys.stderr.buffer.write(b"\n" + mark + b" setup /tmp/f1 could not be removed\n")
-sys.stderr.buffer.write(b"e" * (5 << 20))
-sys.stderr.flush()
-os._exit(125)
-"""
 
 
 def test_a_forged_sandbox_failure_earns_a_zero_not_a_null() -> None:

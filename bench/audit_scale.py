@@ -3,7 +3,9 @@
 
 Run from the repository root, with the virtualenv active and Postgres on 127.0.0.1:5432::
 
-    python bench/audit_scale.py [--decisions 1000000] [--keep]
+    python bench/audit_scale.py [--decisions 1000000] [--keep] [--reuse]
+
+(``--keep`` leaves the seeded database; ``--reuse`` then measures it again without seeding.)
 
 1. Seeds a fresh database (``rlvr_audit_scale``) through COPY: several runs of 500 steps,
    64-item groups, 1–3 KB completions, two verifier versions per run (a mid-run change), a few
@@ -96,6 +98,20 @@ def _recreate() -> str:
         connection.execute(f'CREATE DATABASE "{DATABASE}"')
     url = f"postgresql+psycopg://root@127.0.0.1:5432/{DATABASE}"
     upgrade(url, SEEDED_REVISION)
+    return url
+
+
+def _seeded_url(decisions: int) -> str | None:
+    """The database a --keep run left, if it holds ``decisions`` decisions at head."""
+    url = f"postgresql+psycopg://root@127.0.0.1:5432/{DATABASE}"
+    try:
+        with psycopg.connect(f"{ADMIN_DSN.rsplit('/', 1)[0]}/{DATABASE}") as connection:
+            row = connection.execute("SELECT count(*) FROM decisions").fetchone()
+    except psycopg.Error:
+        return None
+    if row is None or int(row[0]) != decisions:
+        return None
+    upgrade(url)  # a no-op when the kept database is at head already
     return url
 
 
@@ -325,16 +341,25 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--export-rows", type=int, default=100_000)
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the database an earlier --keep run left (same --decisions), no seeding",
+    )
     args = parser.parse_args()
 
-    url = _recreate()
-    seconds = seed(url, args.decisions, args.runs)
-    rate = args.decisions / seconds
-    print(f"seeded {args.decisions:,} decisions in {seconds:.0f} s ({rate:,.0f}/s)")
-    started = time.perf_counter()
-    upgrade(url)
-    _analyze(url)
-    print(f"migrated to head (indexes, run rollups) in {time.perf_counter() - started:.0f} s")
+    url = _seeded_url(args.decisions) if args.reuse else None
+    if url is None:
+        url = _recreate()
+        seconds = seed(url, args.decisions, args.runs)
+        rate = args.decisions / seconds
+        print(f"seeded {args.decisions:,} decisions in {seconds:.0f} s ({rate:,.0f}/s)")
+        started = time.perf_counter()
+        upgrade(url)
+        _analyze(url)
+        print(f"migrated to head (indexes, run rollups) in {time.perf_counter() - started:.0f} s")
+    else:
+        print(f"reusing {DATABASE}: {args.decisions:,} decisions seeded by an earlier run")
     env = service_env(RLVR_DATABASE_URL=url, RLVR_BOOTSTRAP_ADMIN_KEY=KEY, RLVR_LOCAL_WORKERS="1")
     with tempfile.TemporaryDirectory() as logs:
         server, base_url = start_server(env, Path(logs) / "api.log", timeout_s=120)

@@ -3,7 +3,7 @@ constant memory and resumable from any line.
 
 The log is read in keyset pages of ``EXPORT_BATCH`` rows, each in its own short session (the
 request's session is closed before a streamed body is sent, and a long export must not hold a
-transaction open); a page is formatted and sent before the next is read. Every line carries
+transaction open); the next page is read while one is formatted and sent. Every line carries
 the cursor of its decision: a client that lost the connection asks again with ``cursor=`` the
 last one it read whole, and the export goes on after it.
 """
@@ -14,6 +14,7 @@ import itertools
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -65,18 +66,30 @@ class DecisionExport:
         return self.batch if left is None else min(self.batch, left)
 
     def pages(self) -> Iterator[list[PlainRow]]:
-        after, left = self.after, self.limit
-        while left is None or left > 0:
+        """The pages in order. The next page is read (by the database, on another core) while
+        this one is formatted and sent: two pages at most are held, whatever the export's size."""
+        if self.limit is not None and self.limit <= 0:
+            return
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlvr-export")
+        try:
+            after, left = self.after, self.limit
             size = self._size(left)
-            rows = self._read(after, size)
-            if rows:
-                yield rows
-            if len(rows) < size:
-                return
-            last = rows[-1]
-            after = (last[_TIME_AT], last[_ID_AT])
-            if left is not None:
-                left -= len(rows)
+            ahead: Future[list[PlainRow]] | None = reader.submit(self._read, after, size)
+            while ahead is not None:
+                rows = ahead.result()
+                ahead = None
+                if left is not None:
+                    left -= len(rows)
+                if len(rows) == size and (left is None or left > 0):
+                    last = rows[-1]
+                    after = (last[_TIME_AT], last[_ID_AT])
+                    size = self._size(left)
+                    ahead = reader.submit(self._read, after, size)
+                if rows:
+                    yield rows
+        finally:
+            # A client that went away: a read under way finishes on its own and is dropped.
+            reader.shutdown(wait=False, cancel_futures=True)
 
 
 def _text_time(value: datetime) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from service.sandbox import warm_code
 from service.sandbox.base import (
     Limits,
     ProbeReport,
@@ -67,7 +68,13 @@ class _Zygote:
     """The host's handle on one running fork server."""
 
     def __init__(self, python: str, uid: int, cgroups: SandboxCgroups, ro_paths: list[str]):
-        config = {"uid": uid, "cgroups": cgroups.directories, "ro_paths": ro_paths}
+        self.warm_generation = warm_code.generation()
+        config = {
+            "uid": uid,
+            "cgroups": cgroups.directories,
+            "ro_paths": ro_paths,
+            "warm_code": warm_code.boot_config(),
+        }
         # The server's own stderr (its crash reports) goes to a file read only on failure.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in kill)
         self.proc = subprocess.Popen(
@@ -261,6 +268,7 @@ class LocalBackend:
             seccomp=bool(ready.get("seccomp")),
             proc=ready.get("proc"),
             server_pid=handle.proc.pid,
+            warm_code=ready.get("warm_code"),
         )
         return ProbeReport(self.name, True, (), facts)
 
@@ -281,6 +289,9 @@ class LocalBackend:
     def _ensure(self) -> ProbeReport:
         self._probes.check_owner()
         if self._zygote is not None and not self._zygote.alive():
+            self.discard()
+        elif self._zygote is not None and self._zygote.warm_generation != warm_code.generation():
+            # Code offered since the server started (``warm_code``): a new server has it.
             self.discard()
         if self._zygote is None and self._probes.due(again_after_success=True):
             # A server that died (or was discarded after a failure) is replaced, and the new

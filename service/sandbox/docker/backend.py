@@ -129,6 +129,7 @@ class DockerBackend:
         facts.update(
             supervisor_python=container.ready.get("python"),
             seccomp=bool(container.ready.get("seccomp")),
+            warm_code=container.ready.get("warm_code"),
         )
         return ProbeReport(self.name, True, (), facts)
 

@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.sandbox import warm_code
 from service.sandbox.base import WORK_DIR, SandboxError
 from service.sandbox.cgroups import CGROUP_HEADROOM, CgroupAccounting
 from service.sandbox.docker import scripts
@@ -142,6 +143,8 @@ class Container:
     ready: dict[str, Any] = field(default_factory=dict)
     # Why this container must not serve another session (None: it may).
     broken: str | None = None
+    # The warm code its supervisor was given (``warm_code.generation()`` then).
+    warm_generation: int = 0
 
     def supervisor(self) -> Channel:
         if self.channel is None:
@@ -235,6 +238,7 @@ class Engine:
                 image,
                 channel,
             )
+            container.warm_generation = warm_code.generation()
             container.ready = _boot(channel, uid)
         except Exception:
             if channel is not None:
@@ -298,7 +302,8 @@ class Engine:
 
 def _boot(channel: Channel, uid: int) -> dict[str, Any]:
     """Start the supervisor: its code and config, then its "ready"."""
-    reply = channel.request(boot_frame({"uid": uid}), _BOOT_S, _BOOT_REPLY_MAX)
+    config = {"uid": uid, "warm_code": warm_code.boot_config()}
+    reply = channel.request(boot_frame(config), _BOOT_S, _BOOT_REPLY_MAX)
     if not reply.get("ready"):
         channel.fail("did not start")
         raise SandboxError(f"the sandbox's supervisor did not start: {reply.get('error')}")

@@ -3,9 +3,10 @@
 A session takes a container from its image's pool and gives it back when it ends, once its
 supervisor has emptied /work (every run was already killed and cleaned up after as the
 program's uid): starting a container costs far more than the runs of a submission. A container
-whose supervisor failed, that a run left unclean, or that the pool has no room for is retired
-instead: removed, and a fresh one started in its place. Containers whose worker died without
-removing them are stale: the next worker on the machine removes them when its backend starts.
+whose supervisor failed, that a run left unclean, that lacks warm code offered since it
+started, or that the pool has no room for is retired instead: removed, and a fresh one started
+in its place. Containers whose worker died without removing them are stale: the next worker on
+the machine removes them when its backend starts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import threading
 import time
 
+from service.sandbox import warm_code
 from service.sandbox.base import SandboxError
 from service.sandbox.docker.containers import (
     LABEL,
@@ -78,8 +80,9 @@ class WarmPool:
         else retired."""
         with self._cond:
             pool = self._pools.get(container.image)
-            if self._closing or container.broken is not None or pool is None:
-                keep = False
+            stale = container.warm_generation != warm_code.generation()
+            if self._closing or container.broken is not None or pool is None or stale:
+                keep = False  # (stale: code offered since it started, see ``warm_code``)
             else:
                 keep = len(pool) < self.size
             if keep and pool is not None:

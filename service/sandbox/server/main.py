@@ -1,13 +1,13 @@
 """Entry point of the server: namespaces, the request loop, sessions.
 
 The keeper process joins the sandbox's cgroups, unshares a PID namespace and forks PID 1,
-which builds the root filesystem, pre-imports the common modules, forks the pristine run
-template (template.py), reports and then serves requests one at a time. PID 1 dies with the
-keeper (parent-death signal) and exits when the host's pipe closes; either way the kernel
-kills everything in its namespace.
+which builds the root filesystem, pre-imports the common modules and the host's warm code,
+forks the pristine run template (template.py), reports and then serves requests one at a
+time. PID 1 dies with the keeper (parent-death signal) and exits when the host's pipe
+closes; either way the kernel kills everything in its namespace.
 
-The config (uid, cgroup directories, the paths of the root) comes as the first frame on the
-control pipe, not on the command line.
+The config (uid, cgroup directories, the paths of the root, the warm code) comes as the first
+frame on the control pipe, not on the command line.
 """
 
 from __future__ import annotations
@@ -68,11 +68,13 @@ def _init(config: dict[str, Any]) -> None:
             os.dup2(null, fd)
         os.close(null)
         warm.import_common_modules()
+        warm_code = warm.import_warm_code(config.pop("warm_code", {}))
         pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
         with open("/proc/self/net/dev") as net:
             interfaces = [line.split(":")[0].strip() for line in net.readlines()[2:]]
         config["vm_bytes"] = warm.vm_bytes()
         ready = {"ready": True, "pid": os.getpid(), "pids": pids, "interfaces": interfaces}
+        ready["warm_code"] = warm_code
         seccomp.prepare()
         ready["seccomp"] = seccomp.available()
         ready["proc"] = config.pop("proc_view")

@@ -3,6 +3,7 @@ supervised by the server; what is left is killed by the template."""
 
 from __future__ import annotations
 
+import _signal
 import base64
 import contextlib
 import json
@@ -136,7 +137,7 @@ def start_child(config: dict[str, Any], fds: list[int]) -> None:
         _child_setup(config, job, (stdin_r, out_w, err_w, res_w), status_w)
         if not fast:
             for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them; C does not
-                signal.signal(sig, signal.SIG_DFL)
+                _signal.signal(sig, _signal.SIG_DFL)  # (without the module's enum wrappers)
             os.execvpe(job["argv"][0], job["argv"], ENV)
         os.close(status_w)
     except BaseException as exc:

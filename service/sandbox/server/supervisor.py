@@ -5,10 +5,11 @@ It is the container's main process (under Docker's init), root with only ``CAP_S
 image with this package's sources on its stdin (``service.sandbox.docker.channel``): nothing of
 it is baked into the image. Its stdin and stdout are the container's attach stream, the
 channel to the host (4-byte length + JSON frames, as the local server's pipe). Before reading
-any request it loads the common modules and forks the pristine run template
-(``template.py``); every run is a child of the template that reads its own job, drops to the
-program's uid under its limits and the seccomp filter (``runner.start_child``, as locally), and
-runs the program, a ``python3 -I -S`` script in the warm interpreter.
+any request it loads the common modules and the host's warm code (``warm.py``) and forks the
+pristine run template (``template.py``); every run is a child of the template that reads its
+own job, drops to the program's uid under its limits and the seccomp filter
+(``runner.start_child``, as locally), and runs the program, a ``python3 -I -S`` script in the
+warm interpreter.
 
 A program can do nothing to it: a different uid (no signals, no ptrace, no /proc/<pid>/mem,
 environ or fd of it), no capabilities, and no descriptor of the channel (a run's child keeps
@@ -62,6 +63,7 @@ def _start(config: dict[str, Any]) -> None:
         os.environ.clear()
         os.environ.update(wire.ENV)
         warm.import_common_modules()
+        warm_code = warm.import_warm_code(config.get("warm_code", {}))
         seccomp.prepare()
         uid = int(config["uid"])
         if uid <= 0:
@@ -76,6 +78,7 @@ def _start(config: dict[str, Any]) -> None:
             "seccomp": seccomp.available(),
             "python": platform.python_version(),
             "clean_check": "sizes" if empty else "helper",
+            "warm_code": warm_code,
         }
     except Exception as exc:  # reported to the host, which then refuses to run anything
         where = " | ".join(traceback.format_exc(limit=-2).strip().splitlines()[-3:])

@@ -20,6 +20,7 @@ resource use and its helpers' exit statuses.
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import json
 import os
@@ -173,7 +174,9 @@ def _serve(sock: socket.socket, start_child: Any, reaper: Reaper) -> None:
         cpu_before = _children_cpu_s()
         pid = os.fork()
         if pid == 0:
-            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+            # The C function: the module's wrapper would turn the old handler (a function)
+            # into an enum by raising and catching a ValueError, all copy-on-write faults.
+            _signal.signal(signal.SIGUSR1, _signal.SIG_DFL)
             sock.close()
             start_child(fds)  # raises RunPython, execs or exits
             os._exit(127)

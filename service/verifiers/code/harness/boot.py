@@ -10,18 +10,10 @@ import gc
 import json
 import os
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import frames, osutil, records
-
-
-class Forked(NamedTuple):
-    pid: int
-    started: float
-    requests_fd: int
-    replies_fd: int
-    stdout_fd: int
-    stderr_fd: int
+from .process import Forked
 
 
 def _fork_solution() -> Forked:

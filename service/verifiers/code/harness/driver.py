@@ -21,9 +21,9 @@ import time
 from typing import Any
 
 from . import cases, osutil
-from .boot import Forked
 from .link import Link, ProtocolError, TestTimeout
 from .output import Output, OutputLimit
+from .process import Forked
 from .proxies import HarnessLimit, NotPlainResult, Session, SolutionGone, SolutionModule
 from .records import HEAD, Records, clip, known_failure
 
@@ -88,7 +88,7 @@ class Driver:
         self.active = False
         self.codes: dict[int, list[Any]] = {}
         self.uncompiled: dict[int, str] = {}
-        signal.signal(signal.SIGALRM, self._alarm)
+        osutil.set_handler(signal.SIGALRM, self._alarm)
 
     def _alarm(self, signum: int, frame: Any) -> None:
         # Only while a test runs, and only at its deadline: a SIGALRM the solution sends

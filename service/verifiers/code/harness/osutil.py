@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import functools
 import os
@@ -32,23 +33,31 @@ def prctl(option: int, value: int) -> None:
         raise OSError(errno, f"prctl({option}) failed: {os.strerror(errno)}")
 
 
+def set_handler(signum: int, handler: Any) -> None:
+    """``signal.signal`` without its enum conversions, whose objects a freshly forked process
+    would write to (copy-on-write faults; where the old handler is a function, a ValueError
+    raised and caught as well). ``handler``: a function, ``_signal.SIG_IGN`` or
+    ``_signal.SIG_DFL`` (not the ``signal`` module's enum members, which it refuses)."""
+    _signal.signal(signum, handler)
+
+
 def harden_driver() -> None:
     """The driver: not dumpable (no /proc/<pid>/mem, fd or ptrace access for its siblings),
     the reaper of whatever its children leave, and deaf to catchable signals."""
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     for name in _IGNORED:
-        signal.signal(getattr(signal, name), signal.SIG_IGN)
+        set_handler(getattr(signal, name), _signal.SIG_IGN)
 
 
 def reset_child_signals() -> None:
     """In a forked child about to run Python code of the solution: the dispositions a fresh
     interpreter starts with."""
     for name in _DEFAULT:
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+        set_handler(getattr(signal, name), _signal.SIG_DFL)
+    set_handler(signal.SIGINT, signal.default_int_handler)
     for name in ("SIGPIPE", "SIGXFSZ"):  # as the interpreter sets them at start-up
-        signal.signal(getattr(signal, name), signal.SIG_IGN)
+        set_handler(getattr(signal, name), _signal.SIG_IGN)
 
 
 def cpu_clock(pid: int) -> int | None:

@@ -1,5 +1,6 @@
 """A process of the solution's, as the harness sets it up: its descriptors, its signals,
-its exit as the interpreter's own; and a stdio test's program."""
+its exit as the interpreter's own; the solution process as the driver holds it (``Forked``);
+and a stdio test's program."""
 
 from __future__ import annotations
 
@@ -8,12 +9,23 @@ import fcntl
 import os
 import sys
 import types
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from . import osutil
 
 SOLUTION_PATH = "/work/solution.py"
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class Forked(NamedTuple):
+    """The solution process as ``boot`` forked it: the driver's ends of its pipes."""
+
+    pid: int
+    started: float
+    requests_fd: int
+    replies_fd: int
+    stdout_fd: int
+    stderr_fd: int
 
 
 def install_fds(sources: list[int]) -> None:

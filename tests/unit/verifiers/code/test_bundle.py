@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import marshal
 import types
 import zipfile
 import zlib
 
+from service.sandbox import warm_code
 from service.verifiers.code import bundle
 
 MODULES = {p.stem for p in bundle.HARNESS_DIR.glob("*.py")}
@@ -33,3 +35,21 @@ def test_the_sources_hold_every_module_of_the_harness() -> None:
 def test_a_session_ships_little() -> None:
     # What crosses the local sandbox's pipe with every session (its buffer is 64 KiB).
     assert sum(len(data) for data in bundle._files(False).values()) < 48 << 10
+
+
+def test_the_whole_harness_is_offered_as_warm_code_under_its_digest() -> None:
+    warm = bundle.warm_harness()
+    codes = marshal.loads(zlib.decompress(warm.code))
+    names = {name.rpartition(".")[2] if name != bundle.PACKAGE else "__init__" for name in codes}
+    assert names == MODULES
+    assert warm.digest == hashlib.sha256(warm.code).hexdigest()
+    assert warm_code._offers["code-harness"] is bundle.warm_harness
+
+
+def test_the_starter_takes_the_warm_copy_only_under_its_own_digest() -> None:
+    for with_sources in (False, True):
+        starter = bundle._files(with_sources)[bundle.DRIVER_NAME].decode()
+        assert f"'__bundle__', None) != {bundle.warm_harness().digest!r}:" in starter
+    # The magic number is checked before the warm copy is considered, not only in the loader.
+    starter = bundle._files(False)[bundle.DRIVER_NAME].decode()
+    assert starter.index("MAGIC_NUMBER !=") < starter.index("__bundle__")

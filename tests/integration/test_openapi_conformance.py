@@ -21,8 +21,7 @@ import schemathesis
 from schemathesis.engine import events, from_schema
 from schemathesis.python.asgi import shutdown_lifespans
 
-from service.settings import Settings
-from tests.support import ADMIN_KEY, AUTH, TEST_TIMEOUT_S
+from tests.support import AUTH, embedded_settings_in
 
 pytestmark = pytest.mark.slow
 
@@ -119,15 +118,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from fastapi.testclient import TestClient
 
     from service.app import create_app
-    from service.db.migrate import upgrade
 
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("conformance"),
-        local_workers=1,
-        verify_timeout_s=TEST_TIMEOUT_S,
-        bootstrap_admin_key=ADMIN_KEY,
-    )
-    upgrade(settings.sqlalchemy_url)
+    settings = embedded_settings_in(tmp_path_factory.mktemp("conformance"), local_workers=1)
     application = create_app(settings)
     # A second math version for the experiment and replay routes (no lifespan needed for it).
     published = TestClient(application, headers=AUTH).post(

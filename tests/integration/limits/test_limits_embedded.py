@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from service.auth.service import AuthService
-from service.db.migrate import upgrade
 from service.db.session import dispose_engines, session_scope
 from service.settings import Settings
 from service.verifiers.code import budget_s
 from tests.integration.limits.helpers import InFlight, gauge, math_items, sleeper_items
-from tests.support import ADMIN_KEY, TEST_TIMEOUT_S, wait_until
+from tests.support import embedded_settings_in, wait_until
 
 # One sleeper item's budget: its test's wall clock (3 s) plus the run's overhead.
 ITEM_BUDGET_S = budget_s(sleeper_items(1, 0)[0]["ground_truth"])
@@ -26,21 +25,16 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Set
 
     from service.app import create_app
 
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("limited"),
-        broker_url=None,
-        database_url=None,
+    settings = embedded_settings_in(
+        tmp_path_factory.mktemp("limited"),
         local_workers=1,
         sandbox_workers=1,
-        verify_timeout_s=TEST_TIMEOUT_S,
-        bootstrap_admin_key=ADMIN_KEY,
         rate_limit_rps=0.05,
         rate_limit_burst=3,
         max_concurrent_requests_per_key=1,
         max_sandbox_s_per_request=10 * ITEM_BUDGET_S,
         max_sandbox_s_per_tenant_per_minute=2.5 * ITEM_BUDGET_S,
     )
-    upgrade(settings.sqlalchemy_url)
     with TestClient(create_app(settings)) as client:
         wait_until(lambda: client.get("/readyz").status_code == 200, 120, "warm pools")
         yield client, settings

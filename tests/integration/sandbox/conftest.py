@@ -43,7 +43,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
     sandbox.close()
 
 
-def _spec(source_name: str, stdin: bytes, limits: dict[str, float]) -> RunSpec:
+def sandbox_spec(source_name: str, stdin: bytes, limits: dict[str, float]) -> RunSpec:
+    """A run of ``/work/<source_name>`` under isolated Python, ``limits`` over the defaults."""
     return RunSpec(
         ("python3", "-I", "-S", f"/work/{source_name}"),
         stdin,
@@ -70,7 +71,7 @@ class Sandboxed:
         """Several runs in one session: what one run leaves must not reach the next."""
         files = {f"attack{i}.py": source.encode() for i, source in enumerate(sources)}
         with self.backend.session(files) as session:
-            return [session.run(_spec(name, stdin, limits)) for name in files]
+            return [session.run(sandbox_spec(name, stdin, limits)) for name in files]
 
     def tmp_cap_mb(self, requested: int) -> int:
         """/tmp's size for a run: per run locally, per container (``tmp_mb``) on docker."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from tests.integration.sandbox.conftest import Sandboxed, _spec
+from tests.integration.sandbox.conftest import Sandboxed, sandbox_spec
 
 # Holds its input (and, in its own session, a file of the same secret) while it runs.
 HOLD = "import sys\ndata = sys.stdin.buffer.read()\nprint(len(data))\n"
@@ -69,10 +69,10 @@ def test_an_earlier_sessions_input_and_files_are_not_in_a_later_programs_memory(
     payload = _payload(secret)
     files = {"hold.py": HOLD.encode(), "tests.txt": payload}
     with sandbox.backend.session(files) as first:
-        held = first.run(_spec("hold.py", payload, {}))
+        held = first.run(sandbox_spec("hold.py", payload, {}))
     assert held.stdout == f"{len(payload)}\n".encode()
     with sandbox.backend.session({"scan.py": SCAN.encode()}) as later:
-        result = later.run(_spec("scan.py", b"", LIMITS))
+        result = later.run(sandbox_spec("scan.py", b"", LIMITS))
     report = json.loads(result.stdout)
     assert report["scanned"], result.stderr  # it did read its own memory
     assert _leaked(report["found"], secret) == [], report
@@ -83,8 +83,8 @@ def test_an_earlier_tests_input_is_not_in_the_next_tests_memory(sandbox: Sandbox
     payload = _payload(secret)
     files = {"hold.py": HOLD.encode(), "scan.py": SCAN.encode()}
     with sandbox.backend.session(files) as session:  # one submission, two hidden tests
-        session.run(_spec("hold.py", payload, {}))
-        result = session.run(_spec("scan.py", b"", LIMITS))
+        session.run(sandbox_spec("hold.py", payload, {}))
+        result = session.run(sandbox_spec("scan.py", b"", LIMITS))
     report = json.loads(result.stdout)
     assert report["scanned"], result.stderr
     assert _leaked(report["found"], secret) == [], report

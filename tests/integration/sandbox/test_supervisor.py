@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from service.sandbox.base import Limits, RunResult, RunSpec
-from tests.integration.sandbox.conftest import Sandboxed, _spec
+from tests.integration.sandbox.conftest import Sandboxed, sandbox_spec
 from tests.integration.sandbox.test_leaks import SCAN, _leaked, _payload
 from tests.integration.sandbox.test_processes import COUNT_MINE, HIDDEN_DAEMON
 
@@ -145,8 +145,8 @@ def test_the_supervisor_and_its_template_cannot_be_signalled_traced_or_read(
     sandbox: Sandboxed,
 ) -> None:
     with _session(sandbox, {"attack.py": ATTACK, "ok.py": "print('ok')"}) as session:
-        result = session.run(_spec("attack.py", b"", {"wall_s": 10.0}))
-        after = session.run(_spec("ok.py", b"", {}))
+        result = session.run(sandbox_spec("attack.py", b"", {"wall_s": 10.0}))
+        after = session.run(sandbox_spec("ok.py", b"", {}))
         supervisor = getattr(session, "container", None)
     report = {int(pid): seen for pid, seen in json.loads(result.stdout).items()}
     done = {
@@ -170,8 +170,8 @@ def test_output_forged_as_the_channel_is_the_programs_own(sandbox: Sandboxed) ->
 def _leave(sandbox: Sandboxed, secret: bytes) -> tuple[RunResult, RunResult, str | None]:
     """A run that leaves the secret everywhere, then the next run of the same session."""
     with _session(sandbox, {"leave.py": LEAVE, "look.py": LOOK, "scan.py": SCAN}) as session:
-        left = session.run(_spec("leave.py", secret, {}))
-        looked = session.run(_spec("look.py", b"", {}))
+        left = session.run(sandbox_spec("leave.py", secret, {}))
+        looked = session.run(sandbox_spec("look.py", b"", {}))
         return left, looked, _container(session)
 
 
@@ -180,8 +180,8 @@ def test_a_run_leaves_nothing_for_the_next_run_or_session(sandbox: Sandboxed) ->
     left, same_session, first = _leave(sandbox, _payload(secret))
     assert left.stdout == b"left\n" and left.survivors_killed >= 1
     with _session(sandbox, {"look.py": LOOK, "scan.py": SCAN}) as session:
-        next_session = session.run(_spec("look.py", b"", {}))
-        scanned = session.run(_spec("scan.py", b"", {"cpu_s": 10.0, "wall_s": 20.0}))
+        next_session = session.run(sandbox_spec("look.py", b"", {}))
+        scanned = session.run(sandbox_spec("scan.py", b"", {"cpu_s": 10.0, "wall_s": 20.0}))
         second = _container(session)
     assert second == first  # docker: the same container served both sessions
     for looked in (same_session, next_session):
@@ -192,10 +192,10 @@ def test_a_run_leaves_nothing_for_the_next_run_or_session(sandbox: Sandboxed) ->
 
 def test_a_daemon_does_not_reach_the_next_session(dangerous: Sandboxed) -> None:
     with _session(dangerous, {"daemon.py": HIDDEN_DAEMON}) as session:
-        left = session.run(_spec("daemon.py", b"", {}))
+        left = session.run(sandbox_spec("daemon.py", b"", {}))
         first = _container(session)
     with _session(dangerous, {"count.py": COUNT_MINE}) as session:
-        counted = session.run(_spec("count.py", b"", {}))
+        counted = session.run(sandbox_spec("count.py", b"", {}))
         assert _container(session) == first
     assert left.stdout == b"left one behind\n" and counted.stdout == b"0\n"
 
@@ -236,7 +236,7 @@ def test_a_compile_steps_files_are_taken_back_and_gone_with_the_session(
     compile_spec = RunSpec(("python3", "-I", "-S", "/work/compile.py"), b"", Limits(), True)
     with _session(sandbox, files) as session:
         compiled = session.run(compile_spec)
-        listed = json.loads(session.run(_spec("list.py", b"", {})).stdout)
+        listed = json.loads(session.run(sandbox_spec("list.py", b"", {})).stdout)
         first = _container(session)
     assert compiled.stdout == b"compiled\n", compiled
     # What it built stays for the session's tests, root's and read-only, like all of /work.
@@ -245,6 +245,6 @@ def test_a_compile_steps_files_are_taken_back_and_gone_with_the_session(
     assert all(entry == [0, False] for entry in listed["entries"].values()), listed
     names = "import os\nprint(sorted(os.listdir('/work')), os.listdir('/tmp'))\n"
     with _session(sandbox, {"names.py": names}) as session:
-        later = session.run(_spec("names.py", b"", {}))
+        later = session.run(sandbox_spec("names.py", b"", {}))
         assert _container(session) == first
     assert later.stdout == b"['names.py'] []\n"

@@ -12,6 +12,7 @@ from service.sandbox import use_backend
 from service.sandbox.docker import DockerBackend
 from service.verifiers.base import InvalidGroundTruth
 from service.verifiers.code import verify
+from tests.integration.verifiers.code.helpers import fenced
 
 SUM = {
     "language": "python",
@@ -27,10 +28,6 @@ pytestmark = pytest.mark.usefixtures("each_sandbox")
 
 RIGHT = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 HALF_RIGHT = "```python\na, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n```"
-
-
-def fenced(program: str, language: str = "python") -> str:
-    return f"```{language}\n{program}\n```"
 
 
 def test_correct_program(each_sandbox: Any) -> None:

@@ -13,12 +13,9 @@ from service.sandbox.base import RunResult, RunSpec
 from service.verifiers.code import verify
 from service.verifiers.code.execute import execute, session_files
 from service.verifiers.code.ground_truth import parse_ground_truth
+from tests.integration.verifiers.code.helpers import fenced
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
-
-
-def _fenced(program: str) -> str:
-    return f"```python\n{program}\n```\n"
 
 
 def _asserts(count: int) -> dict[str, Any]:
@@ -104,7 +101,7 @@ def test_each_test_has_its_own_clock_and_output() -> None:
         "        end = time.process_time() + 0.4\n        while time.process_time() < end:\n"
         "            pass\n    return x * x if x != 2 else -1\n"
     )
-    verdict = verify(_fenced(program), _asserts(3), {"reward": "fraction"})
+    verdict = verify(fenced(program), _asserts(3), {"reward": "fraction"})
     tests = verdict.details["tests"]
     assert [t["status"] for t in tests] == ["accepted", "accepted", "wrong answer"]
     # The CPU the second test burnt is its own, not the first's or the third's.
@@ -119,14 +116,14 @@ def test_a_timeout_in_one_stdio_test_leaves_the_others_alone() -> None:
         "tests": [{"stdin": f"{i}\n", "stdout": f"{i * i}\n"} for i in range(4)],
     }
     program = "x = int(input())\nwhile x == 1:\n    pass\nprint(x * x)\n"
-    verdict = verify(_fenced(program), stdio, {"reward": "fraction"})
+    verdict = verify(fenced(program), stdio, {"reward": "fraction"})
     statuses = [t["status"] for t in verdict.details["tests"]]
     assert statuses == ["accepted", "time limit", "accepted", "accepted"]
 
 
 def test_memory_of_one_test_is_a_memory_limit_for_that_test() -> None:
     program = "def f(x):\n    if x == 1:\n        b = bytearray(400 * 2**20)\n    return x * x\n"
-    verdict = verify(_fenced(program), {**_asserts(3), "memory_mb": 128}, {"reward": "fraction"})
+    verdict = verify(fenced(program), {**_asserts(3), "memory_mb": 128}, {"reward": "fraction"})
     statuses = [t["status"] for t in verdict.details["tests"]]
     assert statuses == ["accepted", "memory limit", "accepted"]
 
@@ -139,7 +136,7 @@ def test_a_solution_that_does_not_load_fails_every_test_at_once(run_counted: Any
 
 def test_what_the_test_cannot_send_is_an_error_not_a_zero() -> None:
     ground_truth = {"language": "python", "mode": "assert", "tests": ["assert f(lambda: 1) == 1"]}
-    verdict = verify(_fenced("def f(g):\n    return 1\n"), ground_truth, {})
+    verdict = verify(fenced("def f(g):\n    return 1\n"), ground_truth, {})
     assert (verdict.status, verdict.reward) == ("error", None)
     assert "cannot be run" in verdict.details["reason"]
 
@@ -147,7 +144,7 @@ def test_what_the_test_cannot_send_is_an_error_not_a_zero() -> None:
 def test_output_past_its_cap_is_an_output_limit_for_that_test() -> None:
     program = "import sys\ndef f(x):\n    if x == 1:\n        sys.stdout.write('3' * (3 << 20))\n"
     program += "    return x * x\n"
-    verdict = verify(_fenced(program), _asserts(3), {"reward": "fraction"})
+    verdict = verify(fenced(program), _asserts(3), {"reward": "fraction"})
     statuses = [t["status"] for t in verdict.details["tests"]]
     assert statuses == ["accepted", "output limit", "accepted"]
 
@@ -155,7 +152,7 @@ def test_output_past_its_cap_is_an_output_limit_for_that_test() -> None:
 def test_an_exception_of_the_solution_is_a_runtime_error_saying_where() -> None:
     program = "def f(x):\n    raise ValueError('nope')\n"
     ground_truth = {**_asserts(1), "tests": ["assert f(1) == 1", "for i in [1]:\n    f(i)"]}
-    verdict = verify(_fenced(program), ground_truth, {"reward": "fraction"})
+    verdict = verify(fenced(program), ground_truth, {"reward": "fraction"})
     for test in verdict.details["tests"]:
         assert test["status"] == "runtime error"
         assert "ValueError: nope" in test["stderr"] and "solution.py line 2" in test["stderr"]

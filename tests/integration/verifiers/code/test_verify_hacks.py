@@ -9,6 +9,7 @@ import pytest
 
 from service.verifiers.code import verify
 from tests.integration.sandbox.forged_failures import FORGED_SETUP_FAILURE
+from tests.integration.verifiers.code.helpers import fenced
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
 
@@ -61,10 +62,6 @@ def add(a, b):
 """
 
 
-def _fenced(program: str) -> str:
-    return f"Here is my solution:\n```python\n{program}\n```\n"
-
-
 def _assert_no_reward(verdict: Any) -> None:
     assert verdict.status in ("incorrect", "timeout"), verdict
     assert verdict.reward == 0.0
@@ -72,13 +69,13 @@ def _assert_no_reward(verdict: Any) -> None:
 
 @pytest.mark.parametrize("ground_truth", [FUNCTION, ASSERT], ids=["function", "assert"])
 def test_an_honest_solution_passes(ground_truth: dict[str, Any]) -> None:
-    verdict = verify(_fenced("def add(a, b):\n    return a + b\n"), ground_truth, {})
+    verdict = verify(fenced("def add(a, b):\n    return a + b\n"), ground_truth, {})
     assert (verdict.status, verdict.reward) == ("correct", 1.0)
 
 
 @pytest.mark.parametrize("ground_truth", [FUNCTION, ASSERT], ids=["function", "assert"])
 def test_an_object_equal_to_everything_fails(ground_truth: dict[str, Any]) -> None:
-    verdict = verify(_fenced(ALWAYS_EQUAL), ground_truth, {})
+    verdict = verify(fenced(ALWAYS_EQUAL), ground_truth, {})
     _assert_no_reward(verdict)
     assert "not" in verdict.details["tests"][0]["reason"]  # "... is not JSON/plain data"
     assert "overrides_comparison" in verdict.details["flags"]
@@ -92,7 +89,7 @@ EXIT_IDS = ["sys.exit", "os._exit", "quit", "SystemExit", "execv"]
     "ground_truth", [FUNCTION, ASSERT, SANDBOX_ASSERT], ids=["function", "assert", "in-sandbox"]
 )
 def test_leaving_before_the_tests_run_fails(program: str, ground_truth: dict[str, Any]) -> None:
-    verdict = verify(_fenced(program), ground_truth, {})
+    verdict = verify(fenced(program), ground_truth, {})
     _assert_no_reward(verdict)
     assert "exits_early" in verdict.details["flags"]
 
@@ -101,11 +98,11 @@ def test_leaving_before_the_tests_run_fails(program: str, ground_truth: dict[str
     "ground_truth", [FUNCTION, ASSERT, SANDBOX_ASSERT], ids=["function", "assert", "in-sandbox"]
 )
 def test_forged_results_on_the_driver_channel_fail(ground_truth: dict[str, Any]) -> None:
-    _assert_no_reward(verify(_fenced(FORGE_RESULT), ground_truth, {}))
+    _assert_no_reward(verify(fenced(FORGE_RESULT), ground_truth, {}))
 
 
 def test_patched_builtins_do_not_reach_the_host_comparison() -> None:
-    verdict = verify(_fenced(PATCH_BUILTINS), ASSERT, {})
+    verdict = verify(fenced(PATCH_BUILTINS), ASSERT, {})
     _assert_no_reward(verdict)
     assert "patches_builtins" in verdict.details["flags"]
 
@@ -113,18 +110,18 @@ def test_patched_builtins_do_not_reach_the_host_comparison() -> None:
 def test_printing_pass_fails_everywhere() -> None:
     program = "print('PASS')\nprint('All tests passed')\ndef add(a, b):\n    return 0\n"
     for ground_truth in (STDIO, FUNCTION, ASSERT, SANDBOX_ASSERT):
-        _assert_no_reward(verify(_fenced(program), ground_truth, {}))
+        _assert_no_reward(verify(fenced(program), ground_truth, {}))
 
 
 def test_printing_only_the_first_line_fails() -> None:
-    verdict = verify(_fenced("n = int(input())\nprint(1)\n"), STDIO, {"reward": "fraction"})
+    verdict = verify(fenced("n = int(input())\nprint(1)\n"), STDIO, {"reward": "fraction"})
     _assert_no_reward(verdict)
     assert verdict.details["tests"][0]["reason"] == "expected 3 line(s), got 1"
 
 
 def test_non_utf8_and_nul_output_is_wrong_not_an_error() -> None:
     program = "import sys\nsys.stdout.buffer.write(b'1\\x00\\n2\\xff\\n3\\n')\n"
-    verdict = verify(_fenced(program), STDIO, {})
+    verdict = verify(fenced(program), STDIO, {})
     _assert_no_reward(verdict)
     assert verdict.details["tests"][0]["reason"] == "output is not valid UTF-8"
 
@@ -149,7 +146,7 @@ data = sys.stdin.read()
 print("found" if found or needle in data else "absent")
 """
     secret = {"language": "python", "tests": [{"stdin": "", "stdout": "7a3f9c\n"}]}
-    verdict = verify(_fenced(program), secret, {})
+    verdict = verify(fenced(program), secret, {})
     assert verdict.details["tests"][0]["stdout_head"] == "absent\n"
 
 
@@ -161,19 +158,19 @@ def test_function_results_are_json_as_json_dumps_would_make_them() -> None:
         "tests": [{"args": ["abca"], "expected": {"a": 2, "b": 1, "c": 1}}],
     }
     program = "from collections import Counter\ndef count(s):\n    return dict(Counter(s))\n"
-    assert verify(_fenced(program), ground_truth, {}).status == "correct"
+    assert verify(fenced(program), ground_truth, {}).status == "correct"
     square_tests = [{"args": [2], "expected": {"1": 1, "2": 4}}]
     squares = {**ground_truth, "fn_name": "sq", "tests": square_tests}
     program = "def sq(n):\n    return {i: i * i for i in range(1, n + 1)}\n"
-    assert verify(_fenced(program), squares, {}).status == "correct"
+    assert verify(fenced(program), squares, {}).status == "correct"
     tuples = {**ground_truth, "fn_name": "pair", "tests": [{"args": [], "expected": [1, [2, 3]]}]}
-    assert verify(_fenced("def pair():\n    return (1, (2, 3))\n"), tuples, {}).status == "correct"
+    assert verify(fenced("def pair():\n    return (1, (2, 3))\n"), tuples, {}).status == "correct"
 
 
 def test_a_forged_sandbox_failure_earns_a_zero_not_a_null() -> None:
     # A wrong program must not trade its 0.0 for an error (reward null) by writing what the
     # sandbox's own failure would look like; nor hold the worker while /tmp is cleaned.
     started = time.monotonic()
-    verdict = verify(_fenced(FORGED_SETUP_FAILURE), STDIO, {})
+    verdict = verify(fenced(FORGED_SETUP_FAILURE), STDIO, {})
     _assert_no_reward(verdict)
     assert time.monotonic() - started < 15.0

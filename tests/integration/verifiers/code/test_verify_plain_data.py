@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from service.verifiers.code import verify
+from tests.integration.verifiers.code.helpers import fenced
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
 
@@ -125,10 +126,6 @@ PATCHES = {
 PATCH_TAIL = "def add(a, b):\n    globals().get('_rewrite', lambda: None)()\n    return 0\n"
 
 
-def _fenced(program: str) -> str:
-    return f"```python\n{program}\n```\n"
-
-
 def _wrong_not_error(verdict: Any) -> None:
     assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict
     statuses = {test["status"] for test in verdict.details["tests"]}
@@ -137,13 +134,13 @@ def _wrong_not_error(verdict: Any) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_correct_solution_passes_every_form(mode: str) -> None:
-    verdict = verify(_fenced(CORRECT), MODES[mode], {"reward": "fraction"})
+    verdict = verify(fenced(CORRECT), MODES[mode], {"reward": "fraction"})
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_object_equal_to_everything_is_a_wrong_answer(mode: str) -> None:
-    verdict = verify(_fenced(ALWAYS_EQUAL), MODES[mode], {"reward": "fraction"})
+    verdict = verify(fenced(ALWAYS_EQUAL), MODES[mode], {"reward": "fraction"})
     _wrong_not_error(verdict)
     assert any("not plain data" in (t.get("reason") or "") for t in verdict.details["tests"])
 
@@ -151,14 +148,14 @@ def test_an_object_equal_to_everything_is_a_wrong_answer(mode: str) -> None:
 @pytest.mark.parametrize("kind", SUBCLASSES)
 @pytest.mark.parametrize("mode", MODES)
 def test_subclasses_of_builtin_types_are_not_plain_data(mode: str, kind: str) -> None:
-    verdict = verify(_fenced(SUBCLASSES[kind]), MODES[mode], {"reward": "fraction"})
+    verdict = verify(fenced(SUBCLASSES[kind]), MODES[mode], {"reward": "fraction"})
     _wrong_not_error(verdict)
 
 
 @pytest.mark.parametrize("patch", PATCHES)
 @pytest.mark.parametrize("mode", MODES)
 def test_patches_in_the_solution_do_not_reach_test_code(mode: str, patch: str) -> None:
-    verdict = verify(_fenced(PATCHES[patch] + PATCH_TAIL), MODES[mode], {"reward": "fraction"})
+    verdict = verify(fenced(PATCHES[patch] + PATCH_TAIL), MODES[mode], {"reward": "fraction"})
     _wrong_not_error(verdict)
 
 
@@ -169,7 +166,7 @@ def test_patches_leave_a_correct_answer_correct() -> None:
         program = "import math\n" + patch
         program += "def add(a, b):\n    globals().get('_rewrite', lambda: None)()\n"
         program += "    return a + b\n"
-        verdict = verify(_fenced(program), EXEC, {"reward": "fraction"})
+        verdict = verify(fenced(program), EXEC, {"reward": "fraction"})
         assert verdict.status == "correct", (patch, verdict.details)
 
 
@@ -191,14 +188,14 @@ IS_EVEN = {
     ids=["class", "truthy object", "function"],
 )
 def test_truthy_stand_ins_do_not_pass_truth_tests(program: str) -> None:
-    verdict = verify(_fenced(program), IS_EVEN, {"reward": "fraction"})
+    verdict = verify(fenced(program), IS_EVEN, {"reward": "fraction"})
     assert verdict.reward == 0.0 and verdict.status == "incorrect", verdict.details
-    assert verify(_fenced("def is_even(n):\n    return n % 2 == 0\n"), IS_EVEN, {}).reward == 1.0
+    assert verify(fenced("def is_even(n):\n    return n % 2 == 0\n"), IS_EVEN, {}).reward == 1.0
 
 
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
-    verdict = verify(_fenced(program), EXEC, {"reward": "fraction"})
+    verdict = verify(fenced(program), EXEC, {"reward": "fraction"})
     _wrong_not_error(verdict)
 
 
@@ -213,9 +210,9 @@ def test_exceptions_cross_as_the_test_expects_them() -> None:
     }
     program = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n"
     program += "    return int(x ** 0.5)\n"
-    assert verify(_fenced(program), raises, {}).status == "correct"
+    assert verify(fenced(program), raises, {}).status == "correct"
     wrong = "def root(x):\n    return int(abs(x) ** 0.5)\n"
-    assert verify(_fenced(wrong), raises, {}).status == "incorrect"
+    assert verify(fenced(wrong), raises, {}).status == "incorrect"
 
 
 SOLUTION_CLASS = {
@@ -248,11 +245,11 @@ class MinStack:
 
 
 def test_classes_of_the_solution_work_through_proxies() -> None:
-    verdict = verify(_fenced(SOLUTION_CLASS_PROGRAM), SOLUTION_CLASS, {})
+    verdict = verify(fenced(SOLUTION_CLASS_PROGRAM), SOLUTION_CLASS, {})
     assert verdict.status == "correct", verdict.details
     # Its objects are not values: comparing one, or testing its truth, fails the test.
     compared = {**SOLUTION_CLASS, "tests": ["s = MinStack()\nassert s == s and s"]}
-    _wrong_not_error(verify(_fenced(SOLUTION_CLASS_PROGRAM), compared, {}))
+    _wrong_not_error(verify(fenced(SOLUTION_CLASS_PROGRAM), compared, {}))
 
 
 SECRET_TEST = {
@@ -311,7 +308,7 @@ def steal():
 
 
 def test_the_test_code_is_out_of_the_solutions_reach() -> None:
-    verdict = verify(_fenced(STEAL), SECRET_TEST, {})
+    verdict = verify(fenced(STEAL), SECRET_TEST, {})
     _wrong_not_error(verdict)
 
 
@@ -333,7 +330,7 @@ def add(a, b):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_result_channel_is_out_of_the_solutions_reach(mode: str) -> None:
-    _wrong_not_error(verify(_fenced(FORGE), MODES[mode], {"reward": "fraction"}))
+    _wrong_not_error(verify(fenced(FORGE), MODES[mode], {"reward": "fraction"}))
 
 
 @pytest.mark.parametrize(
@@ -352,4 +349,4 @@ def test_the_result_channel_is_out_of_the_solutions_reach(mode: str) -> None:
 )
 def test_killing_or_signalling_the_driver_earns_nothing(program: str) -> None:
     for ground_truth in MODES.values():
-        _wrong_not_error(verify(_fenced(program), ground_truth, {"reward": "fraction"}))
+        _wrong_not_error(verify(fenced(program), ground_truth, {"reward": "fraction"}))

@@ -7,6 +7,9 @@ Run from the repository root, with the virtualenv active::
 
 1. Math-Verify baseline: in-process, sequential, on the same items (gold parsed per item, as a
    naive user does, and once per group).
+   The service's own math verifier in-process, sequential, in a fresh warmed-up process (as a
+   worker process is): its rate times the service's worker processes is the ceiling the service
+   figures are read against (the "% ceiling" column).
 2. Embedded mode (SQLite + local process pool) over HTTP, two client shapes: one request per group
    with a few in flight, and one request of every item.
 3. Deployed mode (Postgres + Redis + a Celery worker), the same two shapes.
@@ -76,6 +79,7 @@ class Row:
     seconds: float
     items_per_s: float
     ratio: float | None = None  # vs Math-Verify with gold parsed per item
+    of_ceiling: float | None = None  # vs the service's verifier in-process × worker processes
     p50_ms: float | None = None
     p95_ms: float | None = None
     logged: int | None = None
@@ -115,7 +119,8 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 
 def render_table(rows: list[Row]) -> str:
-    header = ["mode", "shape", "items", "items/s", "min–max", "× Math-Verify", "p50 ms", "p95 ms"]
+    header = ["mode", "shape", "items", "items/s", "min–max", "× Math-Verify", "% ceiling"]
+    header += ["p50 ms", "p95 ms"]
     header += ["cached", "decisions logged/sent"]
     lines = []
     for row in rows:
@@ -129,6 +134,7 @@ def render_table(rows: list[Row]) -> str:
                 _fmt(row.items_per_s, 1),
                 f"{min(row.runs):.0f}–{max(row.runs):.0f}" if len(row.runs) > 1 else "–",
                 "–" if row.ratio is None else f"{row.ratio:.2f}×",
+                "–" if row.of_ceiling is None else f"{row.of_ceiling:.0%}",
                 _fmt(row.p50_ms, 1),
                 _fmt(row.p95_ms, 1),
                 cached,
@@ -196,6 +202,61 @@ def run_math_verify(items: list[Item], repeats: int, report: Report) -> dict[str
         report.rows.append(make_row("math-verify", label, n, seconds))
     report.note(f"Math-Verify judged {sum(verdicts.values())}/{n} items correct")
     return verdicts
+
+
+# The service's math verifier alone, in a fresh process warmed up as a worker process is (its
+# verifier warm-up, then the items the bench warms the service with); prints the seconds the
+# measured items took, verified sequentially as the service verifies them (each call on its
+# own, memo and parser tables as a long-lived worker process keeps them).
+_CEILING_PROBE = """
+import json, sys, time
+from service.catalog.builtin import resolve_builtin
+from service.execution.bounded import Call, verdict_for
+from service.execution.warmup import warm_up_verifiers
+warm_up_verifiers()
+config = dict(resolve_builtin("math").config)
+warm, items = json.load(sys.stdin)
+def run(batch):
+    for item in batch:
+        call = Call("math", item["completion"], item["ground_truth"], config, item["prompt"])
+        verdict_for(call)
+run(warm)
+started = time.perf_counter()
+run(items)
+print(time.perf_counter() - started)
+"""
+# Worker processes of the service modes below (the embedded pool and the Celery worker).
+SERVICE_PROCESSES = 2
+
+
+def run_ceiling(items: list[Item], repeats: int, report: Report) -> Row:
+    """The service's verifier in-process on one core, a fresh process per repeat."""
+    warm = [
+        item for group in make_latency_groups(3, group_size=8, seed=WARMUP_SEED) for item in group
+    ]
+    payload = json.dumps([warm, items])
+    seconds = []
+    for _ in range(repeats):
+        result = subprocess.run(
+            [sys.executable, "-c", _CEILING_PROBE],
+            cwd=REPO_ROOT,
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"in-process probe failed:\n{result.stderr[-2000:]}")
+        seconds.append(float(result.stdout.strip().splitlines()[-1]))
+    row = make_row("service verifier", "in-process, sequential, 1 core", len(items), seconds)
+    report.rows.append(row)
+    cores = min(SERVICE_PROCESSES, os.cpu_count() or 1)
+    report.note(
+        f"ceiling: the service's verifier in-process does {row.items_per_s:,.0f} items/s on one "
+        f"core; × {cores} worker processes = {row.items_per_s * cores:,.0f} items/s"
+    )
+    return row
 
 
 # --------------------------------------------------------------------------------------------
@@ -428,7 +489,7 @@ class Instance:
 @contextlib.contextmanager
 def embedded_instance(processes: Processes, label: str) -> Iterator[Instance]:
     with tempfile.TemporaryDirectory(prefix=f"rlvr-bench-{label}-") as data_dir:
-        env = service_env(RLVR_DATA_DIR=data_dir)
+        env = service_env(RLVR_DATA_DIR=data_dir, RLVR_LOCAL_WORKERS=str(SERVICE_PROCESSES))
         migrate(env, processes.log_dir, label)
         port = free_port()
         serve = processes.start(
@@ -479,29 +540,26 @@ def deployed_instance(processes: Processes, label: str) -> Iterator[Instance]:
     reset_postgres_and_redis()
     env = service_env(RLVR_DATABASE_URL=PG_SQLALCHEMY_URL, RLVR_BROKER_URL=REDIS_URL)
     migrate(env, processes.log_dir, label)
-    worker = processes.start(
-        f"worker-{label}",
-        rlvr_argv(
-            "worker",
-            "--queues",
-            "cpu",
-            "--concurrency",
-            "2",
-            "--hostname",
-            f"bench-{uuid.uuid4().hex[:8]}@%h",
-        ),
-        env,
-    )
+    worker = processes.start(f"worker-{label}", _worker_argv("cpu", SERVICE_PROCESSES), env)
+    # /readyz wants a consumer on every queue; code items never reach this one here.
+    sandbox_worker = processes.start(f"sandbox-worker-{label}", _worker_argv("sandbox", 1), env)
+    workers = [worker, sandbox_worker]
     port = free_port()
     serve = processes.start(
         f"serve-{label}", rlvr_argv("serve", "--host", "127.0.0.1", "--port", str(port)), env
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
+        for proc in workers:
+            wait_until(
+                lambda proc=proc: "ready." in proc.log_text(),
+                f"{proc.name} ready.",
+                STARTUP_TIMEOUT_S,
+                [proc],
+            )
         wait_until(
-            lambda: "ready." in worker.log_text(), "worker ready.", STARTUP_TIMEOUT_S, [worker]
+            lambda: http_ready(base_url), "/readyz 200", STARTUP_TIMEOUT_S, [serve, *workers]
         )
-        wait_until(lambda: http_ready(base_url), "/readyz 200", STARTUP_TIMEOUT_S, [serve, worker])
 
         def count(run_id: str) -> int:
             with psycopg.connect(PG_URL, connect_timeout=10) as connection:
@@ -510,12 +568,19 @@ def deployed_instance(processes: Processes, label: str) -> Iterator[Instance]:
                 ).fetchone()
             return int(row[0]) if row else 0
 
-        yield Instance(base_url, count, [serve, worker])
+        yield Instance(base_url, count, [serve, *workers])
     finally:
-        for proc in (serve, worker):
+        for proc in (serve, *workers):
             proc.stop()
             with contextlib.suppress(ValueError):
                 processes.running.remove(proc)
+
+
+def _worker_argv(queue: str, concurrency: int) -> list[str]:
+    hostname = f"bench-{queue}-{uuid.uuid4().hex[:8]}@%h"
+    return rlvr_argv(
+        "worker", "--queues", queue, "--concurrency", str(concurrency), "--hostname", hostname
+    )
 
 
 def warm_up(instance: Instance, run_id: str) -> None:
@@ -765,9 +830,13 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     interrupted = False
+    ceiling: Row | None = None
     try:
         print("== Math-Verify baseline (in-process, sequential)", flush=True)
         verdicts = run_math_verify(items, args.repeats, report)
+        if math_verifier_available() is None:
+            print("== the service's verifier in-process (the ceiling)", flush=True)
+            ceiling = run_ceiling(items, args.repeats, report)
 
         modes = []
         if not args.skip_embedded:
@@ -799,10 +868,19 @@ def main(argv: list[str] | None = None) -> int:
         baseline = report.rows[0].items_per_s
         for row in report.rows:
             row.ratio = row.items_per_s / baseline
+    if ceiling is not None:
+        cores = min(SERVICE_PROCESSES, os.cpu_count() or 1)
+        for row in report.rows:
+            if row.mode in ("embedded", "deployed") and row.p50_ms is None:
+                row.of_ceiling = row.items_per_s / (ceiling.items_per_s * cores)
     print()
     print(render_table(report.rows))
     print()
     print("× Math-Verify: items/s relative to in-process Math-Verify with gold parsed per item.")
+    print(
+        f"% ceiling: items/s relative to the service's verifier in-process on one core × "
+        f"{SERVICE_PROCESSES} worker processes (at most the machine's cores)."
+    )
     print("cached: items answered from the verdict cache / duplicates inside the workload.")
     for row in report.rows:
         if row.statuses:

@@ -47,6 +47,7 @@ class ResultWaiter:
 
         self.backend = backend
         self.redis = redis.asyncio.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
+        self._cleanups: set[asyncio.Task[None]] = set()
 
     async def wait(self, task_ids: Sequence[str], timeout_s: float) -> list[Any]:
         """Each task's return value, in order; raises the first failure, TimeoutError past
@@ -73,9 +74,19 @@ class ResultWaiter:
                 if message is not None and message.get("type") == "message":
                     self._accept(found, bytes(message["channel"]), message["data"])
         finally:
-            await pubsub.aclose()
-            await self._forget(keys)
+            # Off the request's path: unsubscribing and deleting the keys are two more round
+            # trips to Redis that the caller need not wait for.
+            cleanup = asyncio.create_task(self._clean_up(pubsub, keys))
+            self._cleanups.add(cleanup)
+            cleanup.add_done_callback(self._cleanups.discard)
         return [found[key] for key in keys]
+
+    async def _clean_up(self, pubsub: Any, keys: list[bytes]) -> None:
+        from redis.exceptions import RedisError
+
+        with contextlib.suppress(RedisError, OSError):  # its connection is dropped with it
+            await pubsub.aclose()
+        await self._forget(keys)
 
     def _key(self, task_id: str) -> bytes:
         key = self.backend.get_key_for_task(task_id)
@@ -101,4 +112,6 @@ class ResultWaiter:
             await self.redis.delete(*keys)
 
     async def aclose(self) -> None:
+        if self._cleanups:
+            await asyncio.gather(*self._cleanups, return_exceptions=True)
         await self.redis.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -36,6 +37,8 @@ def _behave(
             return nest(n + 1)
 
         nest(0)
+    elif completion == "gc-state":
+        return Verdict(0.0, "incorrect", {}, {"frozen": gc.get_freeze_count()})
     ok = completion == ground_truth
     return Verdict(1.0 if ok else 0.0, "correct" if ok else "incorrect", {"accuracy": float(ok)})
 
@@ -66,6 +69,16 @@ def test_ordinary_calls_reuse_one_child(runner: BoundedRunner) -> None:
     assert runner.call(call("x"))[0].status == "correct"
     assert runner.call(call("y"))[0].status == "incorrect"
     assert runner.restarts == 0
+
+
+def test_child_collector_skips_the_inherited_heap_and_the_worker_keeps_its_own(
+    runner: BoundedRunner,
+) -> None:
+    assert gc.get_freeze_count() == 0
+    verdict, _ = runner.call(call("gc-state"))
+    # Objects the child inherited are frozen (never traversed, never copied by the collector).
+    assert verdict.details["frozen"] > 1000
+    assert gc.get_freeze_count() == 0
 
 
 def test_gil_bound_work_is_killed_at_the_time_limit(runner: BoundedRunner) -> None:

@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     # Items in flight per API process past which a request is answered 503 + Retry-After at
     # once instead of queueing (0: no limit). A request alone is always admitted.
     max_inflight_items: int = Field(default=16_384, ge=0)
+    # The wait a new request's items would have behind those in flight, at the pace this API
+    # process has been finishing items over the last 10 s, past which it is answered 503 +
+    # Retry-After at once (0: no limit). A request alone is always admitted.
+    max_queue_wait_s: float = Field(default=5.0, ge=0)
     # Per API key: requests per second (a token bucket of `rate_limit_burst`) and requests in
     # flight; past them 429 + Retry-After (0: no limit).
     rate_limit_rps: float = Field(default=200.0, ge=0)

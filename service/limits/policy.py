@@ -1,7 +1,8 @@
 """The limits a reward request passes, in the order it meets them.
 
 - per key (``per_key``): requests per second and requests in flight, 429 past either;
-- load shedding (``admit``): items in flight in this API process, 503 past the limit;
+- load shedding (``admit``): items in flight in this API process, and the wait they mean at
+  the pace this process has been finishing items lately, 503 past either limit;
 - sandbox budget (``check_sandbox_request``, ``sandbox_budget``): a request's worst-case
   sandbox seconds (413 past the per-request limit) and the tenant's seconds per minute (429).
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
@@ -24,6 +26,10 @@ from service.settings import Settings
 
 # A request's slot outlives it by this much at most if its API process dies holding it.
 SLOT_LEASE_SLACK_S = 60.0
+# The pace of the service is measured over the requests that finished in this window, once
+# at least this many have.
+PACE_WINDOW_S = 10.0
+PACE_MIN_REQUESTS = 5
 
 
 @dataclass(slots=True)
@@ -44,13 +50,22 @@ class SandboxDemand:
 
 
 class Limits:
-    def __init__(self, settings: Settings, store: LimitStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: LimitStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings = settings
         self.store = store if store is not None else make_store(settings)
+        self._clock = clock
         self._inflight = 0
         self._lock = threading.Lock()
+        # Requests that finished lately: (when, items), oldest first, and their items.
+        self._finished: deque[tuple[float, int]] = deque()
+        self._finished_items = 0
         # When the last request in flight finished (monotonic), for work that waits its turn.
-        self._idle_since = time.monotonic()
+        self._idle_since = clock()
         self._quiet = threading.Condition(self._lock)
 
     @property
@@ -98,13 +113,23 @@ class Limits:
         limit is served on its own instead of never.
         """
         limit = self.settings.max_inflight_items
+        max_wait = self.settings.max_queue_wait_s
         with self._lock:
-            if limit > 0 and self._inflight > 0 and self._inflight + items > limit:
-                busy = self._inflight
+            busy = self._inflight
+            if limit > 0 and busy > 0 and busy + items > limit:
                 SHED_REQUESTS.labels("inflight_items").inc()
                 raise Overloaded(
                     f"{busy} items are in flight here and this request adds {items}; the limit "
                     f"is {limit} (RLVR_MAX_INFLIGHT_ITEMS): retry shortly"
+                )
+            pace = self._pace() if max_wait > 0 and busy > 0 else None
+            if pace is not None and (busy + items) / pace > max_wait:
+                SHED_REQUESTS.labels("queue_wait").inc()
+                raise Overloaded(
+                    f"{busy} items are in flight here, about {busy / pace:.1f} s of work at the "
+                    f"{pace:.0f} items/s this service has been finishing; with this request's "
+                    f"{items} it would wait past {max_wait:g} s (RLVR_MAX_QUEUE_WAIT_S)",
+                    retry_after_s=busy / pace,
                 )
             self._inflight += items
             INFLIGHT_ITEMS.inc(items)
@@ -114,16 +139,33 @@ class Limits:
             with self._lock:
                 self._inflight -= items
                 INFLIGHT_ITEMS.dec(items)
+                now = self._clock()
+                self._finished.append((now, items))
+                self._finished_items += items
                 if self._inflight == 0:
-                    self._idle_since = time.monotonic()
+                    self._idle_since = now
                     self._quiet.notify_all()
+
+    def _pace(self) -> float | None:
+        """Items per second this process has finished over the last ``PACE_WINDOW_S``, or
+        None when too few requests finished lately to tell (then only the item limit holds).
+        Called with the lock held."""
+        now = self._clock()
+        finished = self._finished
+        while finished and now - finished[0][0] > PACE_WINDOW_S:
+            self._finished_items -= finished.popleft()[1]
+        if len(finished) < PACE_MIN_REQUESTS:
+            return None
+        # The items finished since the oldest one in the window, over the time since then.
+        span = max(now - finished[0][0], 0.5)
+        return max(self._finished_items - finished[0][1], 1) / span
 
     def wait_quiet(self, quiet_s: float, deadline: float) -> bool:
         """Block until no reward request has been in flight here for ``quiet_s``, or until
         ``deadline`` (monotonic); True when it is quiet. What defers to rewards waits here."""
         with self._quiet:
             while True:
-                now = time.monotonic()
+                now = self._clock()
                 if self._inflight == 0 and now - self._idle_since >= quiet_s:
                     return True
                 if now >= deadline:

@@ -63,6 +63,61 @@ def test_items_past_the_inflight_limit_are_shed_at_once() -> None:
         assert limits.inflight_items == 50
 
 
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _paced(clock: Clock, limits: Limits, requests: int, items: int, every_s: float) -> None:
+    """``requests`` requests of ``items`` that finish ``every_s`` apart."""
+    for _ in range(requests):
+        with limits.admit(items):
+            clock.now += every_s
+
+
+def test_a_request_that_would_wait_too_long_behind_the_work_in_flight_is_shed() -> None:
+    clock = Clock()
+    limits = Limits(Settings(broker_url=None, max_queue_wait_s=2.0), MemoryStore(), clock)
+    _paced(clock, limits, 11, 100, 0.5)  # 200 items/s lately
+    with limits.admit(300):  # 1.5 s of work in flight
+        with limits.admit(50):  # 350 items: 1.75 s, admitted
+            pass
+        with pytest.raises(Overloaded) as shed:
+            limits.admit(150).__enter__()  # 450 items: 2.25 s
+        assert shed.value.status_code == 503
+        assert "RLVR_MAX_QUEUE_WAIT_S" in shed.value.message
+        assert shed.value.headers()["Retry-After"] == "2"  # the 1.5 s in flight, whole seconds
+        assert limits.inflight_items == 300
+    # Nothing in flight: a request of any size is admitted, whatever the pace.
+    with limits.admit(5000):
+        assert limits.inflight_items == 5000
+
+
+def test_without_a_recent_pace_only_the_item_limit_sheds() -> None:
+    clock = Clock()
+    limits = Limits(Settings(broker_url=None, max_queue_wait_s=2.0), MemoryStore(), clock)
+    _paced(clock, limits, 4, 100, 0.5)  # too few requests to tell a pace
+    with limits.admit(300), limits.admit(5000):
+        assert limits.inflight_items == 5300
+    _paced(clock, limits, 11, 100, 0.5)
+    clock.now += 60  # a quiet minute: the pace measured before it is forgotten
+    with limits.admit(300), limits.admit(5000):
+        assert limits.inflight_items == 5300
+
+
+def test_the_queue_wait_limit_can_be_turned_off() -> None:
+    clock = Clock()
+    limits = Limits(Settings(broker_url=None, max_queue_wait_s=0), MemoryStore(), clock)
+    _paced(clock, limits, 11, 100, 0.5)
+    with limits.admit(300), limits.admit(5000):
+        assert limits.inflight_items == 5300
+
+
 def test_a_request_over_its_sandbox_budget_names_the_item_and_the_setting() -> None:
     limits = _limits(max_sandbox_s_per_request=100)
     limits.check_sandbox_request(SandboxDemand(100.0, 0, 100.0))

@@ -66,7 +66,9 @@ class Run:
         self.run_id, self.times, self.ids = run_id, times, ids
 
     def items(self, ui: TestClient, **params: Any) -> set[int]:
-        response = ui.get("/ui/decisions", params={"run_id": self.run_id, **params})
+        """The items of this run the list shows with ``params`` (the run's id always set: other
+        modules' decisions share the database)."""
+        response = ui.get("/ui/decisions", params={**params, "run_id": self.run_id})
         assert response.status_code == 200, response.text
         return {self.ids[found] for found in DECISION_LINK.findall(response.text)}
 

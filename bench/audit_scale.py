@@ -44,7 +44,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from service.db.migrate import upgrade  # noqa: E402
-from service.localstack import service_env, start_server  # noqa: E402
+from service.localstack import recreate_database, service_env, start_server  # noqa: E402
 
 ADMIN_DSN = "postgresql://root@127.0.0.1:5432/postgres"
 DATABASE = "rlvr_audit_scale"
@@ -89,14 +89,7 @@ COLUMNS = (
 
 
 def _recreate() -> str:
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as connection:
-        connection.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (DATABASE,),
-        )
-        connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}"')
-        connection.execute(f'CREATE DATABASE "{DATABASE}"')
-    url = f"postgresql+psycopg://root@127.0.0.1:5432/{DATABASE}"
+    url = recreate_database(DATABASE, ADMIN_DSN)
     upgrade(url, SEEDED_REVISION)
     return url
 

@@ -53,6 +53,7 @@ from service.catalog.builtin import resolve_builtin  # noqa: E402
 from service.db.migrate import upgrade  # noqa: E402
 from service.localstack import (  # noqa: E402
     ManagedProcess,
+    recreate_database,
     service_env,
     start_server,
     start_worker,
@@ -84,14 +85,7 @@ ASSIGNMENT_COLUMNS = (
 
 
 def _recreate() -> str:
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as connection:
-        connection.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (DATABASE,),
-        )
-        connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}"')
-        connection.execute(f'CREATE DATABASE "{DATABASE}"')
-    url = f"postgresql+psycopg://root@127.0.0.1:5432/{DATABASE}"
+    url = recreate_database(DATABASE, ADMIN_DSN)
     upgrade(url)
     redis.Redis.from_url(REDIS_URL).flushdb()
     return url

@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import redis
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +55,7 @@ from benchkey import AUTH, SERVICE_ENV  # noqa: E402
 from workload import make_workload  # noqa: E402
 
 from service.db.migrate import upgrade  # noqa: E402
-from service.localstack import service_env, start_server, start_worker  # noqa: E402
+from service.localstack import recreate_database, service_env, start_server, start_worker  # noqa: E402
 
 PG_ADMIN_URL = "postgresql://root@127.0.0.1:5432/postgres"
 PG_DB = "rlvr_load"
@@ -270,11 +269,8 @@ def sampling(pids: dict[str, int], into: dict[str, list[float]]) -> Iterator[Non
 
 @contextmanager
 def deployed_stack(log_dir: Path) -> Iterator[tuple[str, dict[str, int]]]:
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{PG_DB}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{PG_DB}"')
+    database_url = recreate_database(PG_DB, PG_ADMIN_URL)
     redis.Redis.from_url(REDIS_URL).flushdb()
-    database_url = f"postgresql+psycopg://root@127.0.0.1:5432/{PG_DB}"
     upgrade(database_url)
     env = service_env(RLVR_DATABASE_URL=database_url, RLVR_BROKER_URL=REDIS_URL, **SERVICE_ENV)
     worker = start_worker(env, log_dir / "worker.log")

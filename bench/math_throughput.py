@@ -515,17 +515,11 @@ def embedded_instance(processes: Processes, label: str) -> Iterator[Instance]:
 
 
 def reset_postgres_and_redis() -> None:
-    import psycopg
     import redis
 
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=10) as connection:
-        connection.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (PG_DB,),
-        )
-        connection.execute(f'DROP DATABASE IF EXISTS "{PG_DB}"')
-        connection.execute(f'CREATE DATABASE "{PG_DB}"')
+    from service.localstack import recreate_database
+
+    recreate_database(PG_DB, PG_ADMIN_URL)
     client = redis.Redis.from_url(REDIS_URL, socket_timeout=10)
     try:
         client.flushdb()

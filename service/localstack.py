@@ -17,6 +17,25 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+PG_ADMIN_DSN = "postgresql://root@127.0.0.1:5432/postgres"
+
+
+def recreate_database(name: str, admin_dsn: str = PG_ADMIN_DSN) -> str:
+    """Postgres database ``name`` dropped (its sessions ended) and created empty; its URL."""
+    import psycopg  # the service's extra; not every environment that starts processes has it
+
+    with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as connection:
+        connection.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    host = admin_dsn.removeprefix("postgresql://").rsplit("/", 1)[0]
+    return f"postgresql+psycopg://{host}/{name}"
+
+
 def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
     """Wait on a condition with a deadline (no fixed sleeps for synchronisation)."""
     deadline = time.monotonic() + timeout_s

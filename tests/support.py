@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from service import localstack
 from service.db.migrate import upgrade
 from service.localstack import (
@@ -137,12 +135,4 @@ def embedded_settings_in(directory: Path, **options: Any) -> Settings:
 
 def recreate_database(name: str) -> str:
     """Postgres database ``name`` dropped (its sessions ended) and created empty; its URL."""
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as connection:
-        connection.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        )
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        connection.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql+psycopg://root@127.0.0.1:5432/{name}"
+    return localstack.recreate_database(name, PG_ADMIN_DSN)

@@ -138,6 +138,8 @@ class Outcome:
     status: int | str
     seconds: float
     retry_after: bool = False
+    # The error body's code of a refusal (overloaded, rate_limited, dependency_unavailable...).
+    code: str | None = None
 
 
 @dataclass
@@ -180,7 +182,13 @@ async def send(
         # A service failure must never pass as a reward: count an item error as an error.
         if any(result["status"] == "error" for result in results):
             return Outcome(kind, "item_error", seconds)
-    return Outcome(kind, response.status_code, seconds, "Retry-After" in response.headers)
+    code = None
+    if response.status_code != 200:
+        try:
+            code = response.json()["error"]["code"]
+        except (ValueError, KeyError, TypeError):
+            code = "not_json"
+    return Outcome(kind, response.status_code, seconds, "Retry-After" in response.headers, code)
 
 
 async def offer(base_url: str, rate: float, seconds: float, seed: int) -> RateResult:
@@ -316,6 +324,15 @@ def report(results: list[RateResult], p99_budget: float) -> float | None:
         errors = Counter(str(o.status) for o in result.errors())
         if errors:
             print(f"{'':>9} errors: {dict(errors)}")
+        shed = result.shed()
+        if shed:
+            # A refusal is only worth having if it is fast: how long the shed ones took.
+            shed_s = [o.seconds for o in shed]
+            codes = Counter(f"{o.status} {o.code}" for o in shed)
+            print(
+                f"{'':>9} shed answered in p50 {percentile(shed_s, 0.5) * 1000:.0f} ms, "
+                f"p99 {percentile(shed_s, 0.99) * 1000:.0f} ms: {dict(codes)}"
+            )
         by_kind = {
             kind: percentile([o.seconds for o in answered if o.kind == kind], 0.5) * 1000
             for kind in ("math", "ifeval", "code", "audit")

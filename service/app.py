@@ -35,6 +35,8 @@ from service.experiments.endpoints import router as experiments_router
 from service.experiments.replay_endpoints import router as replays_router
 from service.graders.endpoints import router as graders_router
 from service.health.endpoints import router as health_router
+from service.limits.admission import AdmissionGate
+from service.limits.policy import Limits
 from service.promotion.endpoints import router as promotion_router
 from service.rewards.endpoints import router as rewards_router
 from service.rewards.service import RewardService
@@ -128,6 +130,11 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(500, "internal_error", f"internal error: {type(exc).__name__}")
 
 
+def _limits_of(app: FastAPI) -> Limits | None:
+    service: RewardService | None = getattr(app.state, "reward_service", None)
+    return service.limits if service is not None else None
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -151,12 +158,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         background.yield_to(app.state.reward_service.limits.wait_quiet)
         app.state.forget_experiments = app.state.reward_service.experiments.forget
         supervisor = asyncio.create_task(supervise_replays(background))
+        # How late this loop runs what is due: past RLVR_MAX_LOOP_LAG_S work is shed at once.
+        loop_watch = asyncio.create_task(app.state.reward_service.limits.watch_loop())
         try:
             yield
         finally:
-            supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await supervisor
+            for task in (supervisor, loop_watch):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await app.state.reward_service.aclose()
             await run_in_threadpool(background.close)
             await executor.aclose()
@@ -174,6 +184,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
+    # Outermost: a work request the service would shed is answered before its body is read.
+    app.add_middleware(AdmissionGate, limits=lambda: _limits_of(app))
     app.state.authenticator = Authenticator(settings)
     install_error_handlers(app)
     app.include_router(health_router)

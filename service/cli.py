@@ -26,6 +26,11 @@ def _serve(args: argparse.Namespace) -> int:
         port=port,
         log_level=settings.log_level,
         access_log=args.access_log,
+        # Longer than any client's idle expiry (httpx 5 s, aiohttp 15 s): at equal timeouts a
+        # client reused a connection as the server closed it, and read a reset (ReadError).
+        timeout_keep_alive=settings.keep_alive_s,
+        # A last resort only: load is shed by the admission gate with Retry-After long before.
+        limit_concurrency=settings.max_connections,
     )
     return 0
 

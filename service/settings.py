@@ -58,6 +58,16 @@ class Settings(BaseSettings):
     # process has been finishing items over the last 10 s, past which it is answered 503 +
     # Retry-After at once (0: no limit). A request alone is always admitted.
     max_queue_wait_s: float = Field(default=5.0, ge=0)
+    # How late the API's event loop may run what is due, held over two ticks 0.1 s apart,
+    # before new work requests are answered 503 + Retry-After at once (0: no limit): past it
+    # the API process itself is the bottleneck and every request waits that long unseen.
+    max_loop_lag_s: float = Field(default=1.0, ge=0)
+    # `rlvr serve`: seconds an idle keep-alive connection stays open (longer than clients'
+    # idle expiry, or a client reuses a connection as the server closes it), and connections
+    # plus requests in progress past which uvicorn itself answers 503 (a last resort, far
+    # above any burst a trainer sends).
+    keep_alive_s: int = Field(default=75, ge=1)
+    max_connections: int = Field(default=4096, ge=16)
     # Per API key: requests per second (a token bucket of `rate_limit_burst`) and requests in
     # flight; past them 429 + Retry-After (0: no limit).
     rate_limit_rps: float = Field(default=200.0, ge=0)

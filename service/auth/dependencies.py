@@ -43,6 +43,8 @@ class Authenticator:
         self._lock = threading.Lock()
         # sha256(key) → (principal, expires_at, checked at): never the key itself.
         self._recent: dict[str, tuple[Principal, datetime | None, float]] = {}
+        # sha256(key) → the lock held while that key is being checked.
+        self._checking: dict[str, threading.Lock] = {}
         self._bootstrapped = False
 
     def bootstrap(self) -> None:
@@ -71,20 +73,35 @@ class Authenticator:
         if not presented or len(presented) > MAX_KEY_CHARS:
             raise Unauthorized("invalid API key")
         fingerprint = hashlib.sha256(presented.encode("utf-8", "surrogatepass")).hexdigest()
-        now = time.monotonic()
-        with self._lock:
-            hit = self._recent.get(fingerprint)
-        if hit is not None and now - hit[2] < CHECK_TTL_S:
-            principal, expires_at = hit[0], hit[1]
-        else:
-            principal, expires_at = self._check(presented)
+        hit = self._fresh(fingerprint)
+        if hit is None:
+            # One check per key at a time: when a busy key's answer lapsed, every request in
+            # flight missed together and each ran its own ~40 ms scrypt on the API's threads;
+            # at twice the capacity the herd stalled all requests for seconds every 5 s.
             with self._lock:
-                if len(self._recent) > 10_000:
-                    self._recent.clear()
-                self._recent[fingerprint] = (principal, expires_at, now)
+                if len(self._checking) > 10_000:
+                    self._checking.clear()
+                checking = self._checking.setdefault(fingerprint, threading.Lock())
+            with checking:
+                hit = self._fresh(fingerprint)
+                if hit is None:
+                    now = time.monotonic()
+                    hit = self._check(presented)
+                    with self._lock:
+                        if len(self._recent) > 10_000:
+                            self._recent.clear()
+                        self._recent[fingerprint] = (*hit, now)
+        principal, expires_at = hit
         if expires_at is not None and expires_at <= utcnow():
             raise Unauthorized("API key expired")
         return principal
+
+    def _fresh(self, fingerprint: str) -> tuple[Principal, datetime | None] | None:
+        with self._lock:
+            hit = self._recent.get(fingerprint)
+        if hit is None or time.monotonic() - hit[2] >= CHECK_TTL_S:
+            return None
+        return hit[0], hit[1]
 
     def _check(self, presented: str) -> tuple[Principal, datetime | None]:
         try:

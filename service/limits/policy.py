@@ -1,8 +1,10 @@
 """The limits a reward request passes, in the order it meets them.
 
 - per key (``per_key``): requests per second and requests in flight, 429 past either;
-- load shedding (``admit``): items in flight in this API process, and the wait they mean at
-  the pace this process has been finishing items lately, 503 past either limit;
+- load shedding (``admit``): items in flight in this API process, the lag of its event loop,
+  and the wait the items mean at the pace this process has been finishing items lately, 503
+  past any of them; the admission gate (``admission.py``) asks the same question for one item
+  before a work request's body is read, so a refusal costs next to nothing;
 - sandbox budget (``check_sandbox_request``, ``sandbox_budget``): a request's worst-case
   sandbox seconds (413 past the per-request limit) and the tenant's seconds per minute (429).
 
@@ -11,6 +13,7 @@ Every answer past a limit comes at once with ``Retry-After``; nothing waits in a
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import deque
@@ -30,6 +33,8 @@ SLOT_LEASE_SLACK_S = 60.0
 # at least this many have.
 PACE_WINDOW_S = 10.0
 PACE_MIN_REQUESTS = 5
+# How often the event loop's lag is measured (Limits.watch_loop).
+LOOP_TICK_S = 0.1
 
 
 @dataclass(slots=True)
@@ -67,6 +72,9 @@ class Limits:
         # When the last request in flight finished (monotonic), for work that waits its turn.
         self._idle_since = clock()
         self._quiet = threading.Condition(self._lock)
+        # How late the event loop has been running what is due, held over two ticks.
+        self._loop_lag = 0.0
+        self._last_tick_late = 0.0
 
     @property
     def inflight_items(self) -> int:
@@ -112,25 +120,12 @@ class Limits:
         A request that finds nothing in flight is always admitted, so a batch larger than the
         limit is served on its own instead of never.
         """
-        limit = self.settings.max_inflight_items
-        max_wait = self.settings.max_queue_wait_s
         with self._lock:
-            busy = self._inflight
-            if limit > 0 and busy > 0 and busy + items > limit:
-                SHED_REQUESTS.labels("inflight_items").inc()
-                raise Overloaded(
-                    f"{busy} items are in flight here and this request adds {items}; the limit "
-                    f"is {limit} (RLVR_MAX_INFLIGHT_ITEMS): retry shortly"
-                )
-            pace = self._pace() if max_wait > 0 and busy > 0 else None
-            if pace is not None and (busy + items) / pace > max_wait:
-                SHED_REQUESTS.labels("queue_wait").inc()
-                raise Overloaded(
-                    f"{busy} items are in flight here, about {busy / pace:.1f} s of work at the "
-                    f"{pace:.0f} items/s this service has been finishing; with this request's "
-                    f"{items} it would wait past {max_wait:g} s (RLVR_MAX_QUEUE_WAIT_S)",
-                    retry_after_s=busy / pace,
-                )
+            refusal = self._refusal(items)
+            if refusal is not None:
+                reason, error = refusal
+                SHED_REQUESTS.labels(reason).inc()
+                raise error
             self._inflight += items
             INFLIGHT_ITEMS.inc(items)
         try:
@@ -145,6 +140,65 @@ class Limits:
                 if self._inflight == 0:
                     self._idle_since = now
                     self._quiet.notify_all()
+
+    def refusal(self, items: int = 1) -> tuple[str, Overloaded] | None:
+        """What ``admit(items)`` would answer right now, counting nothing: None when it would
+        admit, else the limit's name and its 503. The admission gate asks this for one item
+        before it reads a body, so a request the service cannot take costs next to nothing."""
+        with self._lock:
+            return self._refusal(items)
+
+    def _refusal(self, items: int) -> tuple[str, Overloaded] | None:
+        # Called with the lock held; the one place the shedding thresholds are applied.
+        busy = self._inflight
+        if busy <= 0:
+            return None
+        limit = self.settings.max_inflight_items
+        if limit > 0 and busy + items > limit:
+            return "inflight_items", Overloaded(
+                f"{busy} items are in flight here and this request adds {items}; the limit "
+                f"is {limit} (RLVR_MAX_INFLIGHT_ITEMS): retry shortly"
+            )
+        max_lag = self.settings.max_loop_lag_s
+        if max_lag > 0 and self._loop_lag > max_lag:
+            # The API process itself is the bottleneck: its requests wait this long before any
+            # code of theirs runs, so the pace of finished items does not see the queue.
+            return "loop_lag", Overloaded(
+                f"this API process is {self._loop_lag:.1f} s behind on the requests it has "
+                f"(past {max_lag:g} s, RLVR_MAX_LOOP_LAG_S): retry shortly",
+                retry_after_s=self._loop_lag,
+            )
+        max_wait = self.settings.max_queue_wait_s
+        pace = self._pace() if max_wait > 0 else None
+        if pace is not None and (busy + items) / pace > max_wait:
+            return "queue_wait", Overloaded(
+                f"{busy} items are in flight here, about {busy / pace:.1f} s of work at the "
+                f"{pace:.0f} items/s this service has been finishing; with this request's "
+                f"{items} it would wait past {max_wait:g} s (RLVR_MAX_QUEUE_WAIT_S)",
+                retry_after_s=busy / pace,
+            )
+        return None
+
+    @property
+    def loop_lag_s(self) -> float:
+        return self._loop_lag
+
+    async def watch_loop(self, interval_s: float = LOOP_TICK_S) -> None:
+        """Measure, until cancelled, how late this event loop runs what is due: the time every
+        request waits before its first line runs. Only a lag held over two ticks in a row
+        counts, so one long step (a burst of requests parsed at once) sheds nothing."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + interval_s
+            await asyncio.sleep(interval_s)
+            self.record_loop_tick(max(0.0, loop.time() - due))
+
+    def record_loop_tick(self, late_s: float) -> None:
+        """One tick of ``watch_loop``: it ran ``late_s`` after it was due. The lag is the
+        smaller of the last two ticks' lateness."""
+        with self._lock:
+            self._loop_lag = min(late_s, self._last_tick_late)
+            self._last_tick_late = late_s
 
     def _pace(self) -> float | None:
         """Items per second this process has finished over the last ``PACE_WINDOW_S``, or

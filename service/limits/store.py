@@ -18,6 +18,8 @@ from service.settings import Settings
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "rlvr:limits:"
+# Connections to Redis per API process for the limits' scripts.
+REDIS_CONNECTIONS = 32
 
 
 class LimitStore(Protocol):
@@ -147,9 +149,17 @@ class RedisStore:
         if self._client is None:
             import redis.asyncio
 
-            self._client = redis.asyncio.Redis.from_url(
-                self.url, socket_timeout=1.0, socket_connect_timeout=1.0
+            # A burst waits its turn for one of a bounded set of connections (each script is
+            # a fraction of a millisecond); the default pool raised "Too many connections"
+            # past 100 at once, and every request of the burst then passed unlimited.
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                self.url,
+                max_connections=REDIS_CONNECTIONS,
+                timeout=1.0,
+                socket_timeout=1.0,
+                socket_connect_timeout=1.0,
             )
+            self._client = redis.asyncio.Redis(connection_pool=pool)
         return self._client
 
     async def _script(self, script: str, key: str, *args: Any) -> Any:
@@ -184,7 +194,7 @@ class RedisStore:
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.aclose()
+            await client.aclose(close_connection_pool=True)
 
 
 def make_store(settings: Settings) -> LimitStore:

@@ -1,0 +1,149 @@
+"""A full service refuses work before it reads the body: 503 + Retry-After from the request line
+alone, on a connection that stays usable, while /healthz and audit reads are answered.
+
+Before: a request past the limits was read, parsed, authenticated and counted in Redis before
+it was shed; at twice the capacity the refusals took as much of the API as the work it kept.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import h11
+import httpx
+import pytest
+
+from tests.integration.limits.helpers import (
+    math_items,
+    post_rewards,
+    private_broker,
+    wait_for_inflight,
+)
+from tests.support import ADMIN_KEY, AUTH, ManagedProcess, free_port, service_env, wait_until
+
+pytestmark = pytest.mark.slow
+
+# A Redis database no worker of the suite consumes: what is published here waits.
+BROKER_DB = 9
+
+
+def _start_server(env: dict[str, str], log: Path) -> tuple[ManagedProcess, str]:
+    port = free_port()
+    server = ManagedProcess(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env, log
+    )
+    base_url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return not server.alive()
+
+    wait_until(up, 90, "the HTTP server to start")
+    assert server.alive(), server.log_tail()
+    return server, base_url
+
+
+class _Connection:
+    """One HTTP/1.1 connection driven by hand, so the test decides when the body is sent."""
+
+    def __init__(self, base_url: str) -> None:
+        host, port = base_url.removeprefix("http://").split(":")
+        self.host = f"{host}:{port}"
+        # A deadline on every read: a server that waits for the body never answers.
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.http = h11.Connection(h11.CLIENT)
+
+    def send(self, *events: h11.Event) -> None:
+        for event in events:
+            data = self.http.send(event)
+            if data:
+                self.sock.sendall(data)
+
+    def response(self) -> tuple[h11.Response, bytes]:
+        head, body = None, b""
+        while True:
+            event = self.http.next_event()
+            if event is h11.NEED_DATA:
+                self.http.receive_data(self.sock.recv(65536))
+            elif isinstance(event, h11.Response):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None
+                return head, body
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_full_service_refuses_work_before_reading_its_body_and_stays_usable(
+    pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = service_env(
+        RLVR_DATABASE_URL=pg_url,
+        RLVR_BROKER_URL=private_broker(redis_url, BROKER_DB),
+        RLVR_MAX_INFLIGHT_ITEMS="2",
+    )
+    server, base_url = _start_server(env, tmp_path / "api.log")
+    connection = None
+    try:
+        # Two items wait for a worker that never comes: the service is full.
+        stuck = post_rewards(base_url, {"verifier": "math", "items": math_items(2)})
+        wait_for_inflight(base_url, 2)
+
+        # Headers only: the body is announced and not sent. The answer comes all the same.
+        body = json.dumps({"verifier": "math", "items": math_items(1)}).encode()
+        connection = _Connection(base_url)
+        connection.send(
+            h11.Request(
+                method="POST",
+                target="/v1/rewards",
+                headers=[
+                    ("Host", connection.host),
+                    ("Authorization", f"Bearer {ADMIN_KEY}"),
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(body))),
+                ],
+            )
+        )
+        head, payload = connection.response()
+        assert head.status_code == 503
+        headers = {name.decode(): value.decode() for name, value in head.headers}
+        assert int(headers["retry-after"]) >= 1
+        assert headers.get("connection", "keep-alive") != "close"
+        error = json.loads(payload)["error"]
+        assert error["code"] == "overloaded" and "RLVR_MAX_INFLIGHT_ITEMS" in error["message"]
+
+        # The body arrives late and is discarded; the same connection serves the next request.
+        connection.send(h11.Data(data=body), h11.EndOfMessage())
+        connection.http.start_next_cycle()
+        connection.send(
+            h11.Request(method="GET", target="/healthz", headers=[("Host", connection.host)]),
+            h11.EndOfMessage(),
+        )
+        head, _ = connection.response()
+        assert head.status_code == 200
+
+        # A client that sends its body with the request reads the 503, not a reset.
+        with httpx.Client(base_url=base_url, headers=AUTH, timeout=30) as client:
+            for _ in range(3):
+                shed = client.post("/v1/rewards", json={"verifier": "math", "items": math_items(1)})
+                assert shed.status_code == 503, shed.text
+                assert shed.json()["error"]["code"] == "overloaded"
+                assert int(shed.headers["Retry-After"]) >= 1
+            # Never gated: health, audit reads, metrics.
+            assert client.get("/healthz").status_code == 200
+            assert client.get("/v1/decisions", params={"limit": 5}).status_code == 200
+            metrics = client.get("/metrics").text
+        assert 'rlvr_limited_requests_total{limit="gate_inflight_items"}' in metrics
+        assert not stuck.done  # still waiting for its worker: it was not disturbed
+    finally:
+        if connection is not None:
+            connection.close()
+        server.stop()

@@ -1,0 +1,184 @@
+"""The admission gate: a work request the service would shed is answered 503 + Retry-After
+before its body is read; everything else, and everything while there is room, passes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from service.limits.admission import AdmissionGate, is_work_request
+from service.limits.policy import Limits
+from service.limits.store import MemoryStore
+from service.settings import Settings
+
+
+def _limits(**overrides: object) -> Limits:
+    return Limits(Settings(broker_url=None, **overrides), MemoryStore())  # type: ignore[arg-type]
+
+
+class _Inner:
+    """The application behind the gate: records that it was reached and answers 200."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.calls += 1
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _call(gate: AdmissionGate, method: str, path: str) -> tuple[list[dict[str, Any]], int]:
+    """Send one request through the gate; what it sent back, and how often the body was read."""
+    sent: list[dict[str, Any]] = []
+    reads = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        return {"type": "http.request", "body": b'{"items": []}', "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "headers": []}
+    asyncio.run(gate(scope, receive, send))
+    return sent, reads
+
+
+def _full(limits: Limits) -> Any:
+    """Hold two items in flight under a limit of two: a one-item request would be shed (until
+    the returned context is left; keep it referenced)."""
+    admitted = limits.admit(2)
+    admitted.__enter__()
+    return admitted
+
+
+def test_a_work_request_is_refused_before_its_body_is_read_when_the_service_is_full() -> None:
+    limits = _limits(max_inflight_items=2)
+    inner = _Inner()
+    gate = AdmissionGate(inner, lambda: limits)
+    held = _full(limits)
+    for path in ("/v1/rewards", "/compat/openrlhf", "/v1/fine_tuning/alpha/graders/run"):
+        sent, reads = _call(gate, "POST", path)
+        assert reads == 0 and inner.calls == 0
+        start, body = sent
+        assert start["status"] == 503
+        headers = dict(start["headers"])
+        assert headers[b"retry-after"] == b"1"
+        assert headers[b"content-type"] == b"application/json"
+        assert "connection" not in {name for name, _ in start["headers"]}  # kept alive
+        error = json.loads(body["body"])["error"]
+        assert error["code"] == "overloaded"
+        assert "RLVR_MAX_INFLIGHT_ITEMS" in error["message"]
+        assert int(headers[b"content-length"]) == len(body["body"])
+    held.__exit__(None, None, None)
+
+
+def test_health_metrics_audit_and_other_routes_are_never_gated() -> None:
+    limits = _limits(max_inflight_items=2)
+    inner = _Inner()
+    gate = AdmissionGate(inner, lambda: limits)
+    held = _full(limits)
+    routes = [
+        ("GET", "/healthz"),
+        ("GET", "/readyz"),
+        ("GET", "/metrics"),
+        ("GET", "/v1/decisions"),
+        ("GET", "/v1/rewards"),
+        ("POST", "/v1/fine_tuning/alpha/graders/validate"),
+        ("POST", "/v1/labels"),
+    ]
+    for method, path in routes:
+        sent, reads = _call(gate, method, path)
+        assert sent[0]["status"] == 200 and reads == 1, (method, path)
+    assert inner.calls == len(routes)
+    held.__exit__(None, None, None)
+
+
+def test_work_passes_while_there_is_room_and_before_the_service_has_started() -> None:
+    limits = _limits(max_inflight_items=3)
+    inner = _Inner()
+    with limits.admit(2):  # two of three in flight: one more item fits
+        sent, reads = _call(AdmissionGate(inner, lambda: limits), "POST", "/v1/rewards")
+    assert sent[0]["status"] == 200 and reads == 1
+    sent, _ = _call(AdmissionGate(inner, lambda: None), "POST", "/v1/rewards")
+    assert sent[0]["status"] == 200
+
+
+def test_the_gate_and_admit_give_the_same_answer() -> None:
+    limits = _limits(max_inflight_items=5)
+    with limits.admit(4):
+        assert limits.refusal(1) is None
+        refusal = limits.refusal(2)
+        assert refusal is not None and refusal[0] == "inflight_items"
+        with pytest.raises(type(refusal[1])) as shed:
+            limits.admit(2).__enter__()
+        assert shed.value.message == refusal[1].message
+    assert limits.refusal(100) is None  # alone, any request is admitted
+
+
+def test_a_burst_of_small_requests_at_a_healthy_pace_is_not_refused() -> None:
+    now = [0.0]
+    limits = Limits(Settings(broker_url=None), MemoryStore(), clock=lambda: now[0])
+    # The service has been finishing 500 items a second.
+    for _ in range(50):
+        with limits.admit(10):
+            now[0] += 0.02
+    held = [limits.admit(1) for _ in range(800)]  # hundreds of one-item requests at once
+    for admitted in held:
+        admitted.__enter__()
+    assert limits.refusal(1) is None
+
+
+def test_a_lag_held_over_two_ticks_sheds_work_and_a_single_late_tick_does_not() -> None:
+    limits = _limits(max_loop_lag_s=1.0)
+    with limits.admit(1):
+        limits.record_loop_tick(3.0)  # one long step: a burst parsed at once
+        assert limits.refusal(1) is None
+        limits.record_loop_tick(2.0)
+        refusal = limits.refusal(1)
+        assert refusal is not None and refusal[0] == "loop_lag"
+        assert refusal[1].headers() == {"Retry-After": "2"}
+        limits.record_loop_tick(0.0)
+        assert limits.refusal(1) is None
+    limits.record_loop_tick(5.0)
+    limits.record_loop_tick(5.0)
+    assert limits.refusal(1) is None  # nothing in flight: admitted, as by admit
+
+
+def test_watch_loop_sees_a_loop_that_is_kept_busy() -> None:
+    limits = _limits()
+
+    async def scenario() -> None:
+        watcher = asyncio.create_task(limits.watch_loop(interval_s=0.01))
+        deadline = time.monotonic() + 30
+        try:
+            while limits.loop_lag_s < 0.05 and time.monotonic() < deadline:
+                time.sleep(0.1)  # blocks the loop: the watcher's ticks come late
+                await asyncio.sleep(0)
+        finally:
+            watcher.cancel()
+        assert limits.loop_lag_s >= 0.05
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "work"),
+    [
+        ("POST", "/v1/rewards", True),
+        ("POST", "/compat/nemo-gym/math/verify", True),
+        ("POST", "/v1/fine_tuning/alpha/graders/run", True),
+        ("POST", "/v1/rewards/extra", False),
+        ("GET", "/compat/openrlhf", False),
+        ("POST", "/v1/experiments", False),
+    ],
+)
+def test_which_requests_are_work(method: str, path: str, work: bool) -> None:
+    assert is_work_request({"type": "http", "method": method, "path": path}) is work

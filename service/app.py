@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
@@ -123,6 +124,15 @@ def install_error_handlers(app: FastAPI) -> None:
     async def database_down(_: Request, exc: OperationalError) -> JSONResponse:
         log.warning("database unavailable: %s", type(exc).__name__)
         return _error(503, "dependency_unavailable", "database unavailable", {"Retry-After": "2"})
+
+    @app.exception_handler(PoolTimeout)
+    async def database_busy(_: Request, exc: PoolTimeout) -> JSONResponse:
+        # Every connection of this process's pool stayed in use past the pool's wait: the
+        # database is there but this process has more requests than connections right now.
+        log.warning("no database connection free: %s", exc)
+        return _error(
+            503, "overloaded", "no database connection free: retry shortly", {"Retry-After": "1"}
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

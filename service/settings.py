@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     # before new work requests are answered 503 + Retry-After at once (0: no limit): past it
     # the API process itself is the bottleneck and every request waits that long unseen.
     max_loop_lag_s: float = Field(default=1.0, ge=0)
+    # How long a work request read whole may wait to be admitted (for its key's check, its
+    # key's limits and one of the API's threads) before new work requests are answered 503 +
+    # Retry-After at once (0: no limit).
+    max_admission_wait_s: float = Field(default=1.0, ge=0)
     # `rlvr serve`: seconds an idle keep-alive connection stays open (longer than clients'
     # idle expiry, or a client reuses a connection as the server closes it), and connections
     # plus requests in progress past which uvicorn itself answers 503 (a last resort, far

@@ -8,6 +8,12 @@ seconds. The gate answers 503 + ``Retry-After`` from the request line alone when
 ``Limits.refusal`` says a one-item request would be shed right now: the same thresholds, asked
 earlier. What passes meets every limit as before.
 
+It also sees the queue that is the API's own: a request read whole waits for its key's check,
+the key's limits and one of the API's threads before it reaches ``admit``, and at twice the
+capacity that wait, not the workers, grew without bound. The gate times each work request from
+its body's last byte to its admission; while the oldest has waited longer than
+``RLVR_MAX_ADMISSION_WAIT_S``, new work is refused at once.
+
 The body is never read: the response is a complete keep-alive answer, and the server discards
 the rest of the body as it arrives (uvicorn does), so the client reads the 503 rather than a
 connection reset under its request.
@@ -20,7 +26,7 @@ from collections.abc import Callable
 
 from service.limits.policy import Limits
 from service.metrics import SHED_REQUESTS
-from service.validation import ASGIApp, Receive, Scope, Send
+from service.validation import ASGIApp, Message, Receive, Scope, Send
 
 # The routes that compute rewards: each holds items in flight until its chunks come back.
 WORK_PATHS = frozenset({"/v1/rewards", "/v1/fine_tuning/alpha/graders/run"})
@@ -48,15 +54,26 @@ class AdmissionGate:
         self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and is_work_request(scope):
-            limits = self.limits()
-            refusal = limits.refusal(1) if limits is not None else None
-            if refusal is not None:
-                reason, error = refusal
-                SHED_REQUESTS.labels(f"gate_{reason}").inc()
-                await _respond(send, error.status_code, error.code, error.message, error.headers())
-                return
-        await self.app(scope, receive, send)
+        limits = self.limits() if scope["type"] == "http" and is_work_request(scope) else None
+        if limits is None:
+            await self.app(scope, receive, send)
+            return
+        refusal = limits.refusal(1)
+        if refusal is not None:
+            reason, error = refusal
+            SHED_REQUESTS.labels(f"gate_{reason}").inc()
+            await _respond(send, error.status_code, error.code, error.message, error.headers())
+            return
+        with limits.arriving() as body_read:
+
+            async def receive_timed() -> Message:
+                message = await receive()
+                if message["type"] == "http.request" and not message.get("more_body", False):
+                    # Read whole: from here the request waits only for this process.
+                    body_read()
+                return message
+
+            await self.app(scope, receive_timed, send)
 
 
 async def _respond(

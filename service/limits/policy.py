@@ -14,6 +14,8 @@ Every answer past a limit comes at once with ``Retry-After``; nothing waits in a
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import itertools
 import threading
 import time
 from collections import deque
@@ -35,6 +37,9 @@ PACE_WINDOW_S = 10.0
 PACE_MIN_REQUESTS = 5
 # How often the event loop's lag is measured (Limits.watch_loop).
 LOOP_TICK_S = 0.1
+
+# The ticket of the work request being handled, from the admission gate to ``admit``.
+_ARRIVAL: contextvars.ContextVar[int | None] = contextvars.ContextVar("rlvr_arrival", default=None)
 
 
 @dataclass(slots=True)
@@ -75,6 +80,11 @@ class Limits:
         # How late the event loop has been running what is due, held over two ticks.
         self._loop_lag = 0.0
         self._last_tick_late = 0.0
+        # Work requests read whole and not admitted yet (the key's check, the key's limits and
+        # the API's threads stand between): ticket -> when the last byte of the body came, in
+        # the order they came, so the first is the one that has waited longest.
+        self._waiting: dict[int, float] = {}
+        self._tickets = itertools.count()
 
     @property
     def inflight_items(self) -> int:
@@ -120,7 +130,10 @@ class Limits:
         A request that finds nothing in flight is always admitted, so a batch larger than the
         limit is served on its own instead of never.
         """
+        ticket = _ARRIVAL.get()
         with self._lock:
+            if ticket is not None:
+                self._waiting.pop(ticket, None)
             refusal = self._refusal(items)
             if refusal is not None:
                 reason, error = refusal
@@ -142,14 +155,50 @@ class Limits:
                     self._quiet.notify_all()
 
     def refusal(self, items: int = 1) -> tuple[str, Overloaded] | None:
-        """What ``admit(items)`` would answer right now, counting nothing: None when it would
-        admit, else the limit's name and its 503. The admission gate asks this for one item
-        before it reads a body, so a request the service cannot take costs next to nothing."""
+        """What a new work request of ``items`` would be answered right now, counting
+        nothing: None when it would be let in, else the limit's name and its 503. The admission
+        gate asks this for one item before it reads a body, so a request the service cannot
+        take costs next to nothing. Besides ``admit``'s limits, a new request is refused while
+        one read before it has waited longer than ``RLVR_MAX_ADMISSION_WAIT_S`` to be admitted:
+        the API's own queue, which the items in flight do not show."""
         with self._lock:
+            max_wait = self.settings.max_admission_wait_s
+            if max_wait > 0 and self._waiting:
+                waited = self._clock() - next(iter(self._waiting.values()))
+                if waited > max_wait:
+                    return "admission_wait", Overloaded(
+                        f"requests read {waited:.1f} s ago are still waiting for this API "
+                        f"process to take them (past {max_wait:g} s, "
+                        "RLVR_MAX_ADMISSION_WAIT_S): retry shortly",
+                        retry_after_s=waited,
+                    )
             return self._refusal(items)
 
+    @contextmanager
+    def arriving(self) -> Iterator[Callable[[], None]]:
+        """A work request from the admission gate to its end. Call what it yields when the
+        request's body has been read whole: from then until ``admit`` (or the request's end,
+        whichever comes first) it counts as waiting for admission."""
+        ticket = next(self._tickets)
+        token = _ARRIVAL.set(ticket)
+        read = False
+
+        def body_read() -> None:
+            nonlocal read
+            if not read:
+                read = True
+                with self._lock:
+                    self._waiting[ticket] = self._clock()
+
+        try:
+            yield body_read
+        finally:
+            _ARRIVAL.reset(token)
+            with self._lock:
+                self._waiting.pop(ticket, None)
+
     def _refusal(self, items: int) -> tuple[str, Overloaded] | None:
-        # Called with the lock held; the one place the shedding thresholds are applied.
+        # Called with the lock held; the one place admit's thresholds are applied.
         busy = self._inflight
         if busy <= 0:
             return None

@@ -152,6 +152,109 @@ def test_a_lag_held_over_two_ticks_sheds_work_and_a_single_late_tick_does_not() 
     assert limits.refusal(1) is None  # nothing in flight: admitted, as by admit
 
 
+def test_work_read_whole_and_not_admitted_for_too_long_sheds_new_work_until_it_is() -> None:
+    now = [0.0]
+    limits = Limits(
+        Settings(broker_url=None, max_admission_wait_s=1.0), MemoryStore(), clock=lambda: now[0]
+    )
+    # A request whose body is still arriving is not waiting for the service: no count.
+    with limits.arriving():
+        now[0] += 5.0
+        assert limits.refusal(1) is None
+    with limits.arriving() as body_read:
+        body_read()
+        now[0] += 0.9
+        assert limits.refusal(1) is None
+        now[0] += 0.3  # read 1.2 s ago and still not admitted (waiting for a thread, say)
+        refusal = limits.refusal(1)
+        assert refusal is not None and refusal[0] == "admission_wait"
+        assert refusal[1].status_code == 503 and refusal[1].headers() == {"Retry-After": "2"}
+        with limits.admit(1):  # admitted: it waits no more
+            assert limits.refusal(1) is None
+    with limits.arriving() as body_read:
+        body_read()
+        now[0] += 2.0
+        assert limits.refusal(1) is not None
+    # It ended without being admitted (a 401, say): it waits no more either.
+    assert limits.refusal(1) is None
+
+
+def test_the_gate_times_a_work_request_from_its_last_body_byte_to_its_admission() -> None:
+    now = [0.0]
+    limits = Limits(
+        Settings(broker_url=None, max_admission_wait_s=1.0), MemoryStore(), clock=lambda: now[0]
+    )
+    seen: list[object] = []
+
+    class _Stalled:
+        """Reads the body, then waits 3 s (for a thread, say) and looks before admitting."""
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            await receive()
+            now[0] += 3.0
+            seen.append(limits.refusal(1))
+            with limits.admit(1):
+                seen.append(limits.refusal(1))
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+    sent, _ = _call(AdmissionGate(_Stalled(), lambda: limits), "POST", "/v1/rewards")
+    assert sent[0]["status"] == 200
+    assert seen[0] is not None and seen[0][0] == "admission_wait"  # type: ignore[index]
+    assert seen[1] is None
+
+
+def test_while_one_request_waits_too_long_for_admission_the_next_is_refused_unread() -> None:
+    now = [0.0]
+    limits = Limits(
+        Settings(broker_url=None, max_admission_wait_s=1.0), MemoryStore(), clock=lambda: now[0]
+    )
+
+    async def scenario() -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
+        stalled = asyncio.Event()
+        release = asyncio.Event()
+
+        class _WaitsForAThread:
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                await receive()
+                stalled.set()
+                await release.wait()
+                with limits.admit(1):
+                    await send({"type": "http.response.start", "status": 200, "headers": []})
+                    await send({"type": "http.response.body", "body": b"ok"})
+
+        gate = AdmissionGate(_WaitsForAThread(), lambda: limits)
+        first_sent: list[dict[str, Any]] = []
+        second_sent: list[dict[str, Any]] = []
+        second_reads = 0
+
+        async def body() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def second_body() -> dict[str, Any]:
+            nonlocal second_reads
+            second_reads += 1
+            return await body()
+
+        async def record(into: list[dict[str, Any]], message: dict[str, Any]) -> None:
+            into.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/v1/rewards", "headers": []}
+        first = asyncio.create_task(gate(dict(scope), body, lambda m: record(first_sent, m)))
+        await stalled.wait()
+        now[0] += 1.5
+        await gate(dict(scope), second_body, lambda m: record(second_sent, m))
+        release.set()
+        await first
+        return second_sent, second_reads, first_sent
+
+    second_sent, second_reads, first_sent = asyncio.run(scenario())
+    assert second_sent[0]["status"] == 503 and second_reads == 0
+    assert json.loads(second_sent[1]["body"])["error"]["code"] == "overloaded"
+    assert first_sent[0]["status"] == 200
+    assert limits.refusal(1) is None  # the first was admitted and ended
+
+
 def test_watch_loop_sees_a_loop_that_is_kept_busy() -> None:
     limits = _limits()
 

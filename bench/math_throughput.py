@@ -15,6 +15,8 @@ Run from the repository root, with the virtualenv active::
 3. Deployed mode (Postgres + Redis + a Celery worker), the same two shapes.
 4. Latency: p50/p95 round trip of one group request, sent sequentially, in each service mode.
 5. Logging: the decision log holds exactly one row per item sent, for every run id.
+6. CPU: the service's own processes' CPU time per item in each shape (Linux, from /proc), a
+   figure the machine's other load moves far less than items/s or latency.
 
 Every shape runs against a freshly started service with a fresh database, so no shape is served
 from the verdict cache of another; duplicates inside the workload are cached, which is the product.
@@ -27,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import platform
 import signal
@@ -82,6 +85,9 @@ class Row:
     of_ceiling: float | None = None  # vs the service's verifier in-process × worker processes
     p50_ms: float | None = None
     p95_ms: float | None = None
+    # CPU time of the service's own processes (API, workers, pool processes and their verifying
+    # children; not Postgres or Redis) per item: what the machine's other load barely moves.
+    cpu_ms_per_item: float | None = None
     logged: int | None = None
     sent: int | None = None
     cached: int | None = None
@@ -120,7 +126,7 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 def render_table(rows: list[Row]) -> str:
     header = ["mode", "shape", "items", "items/s", "min–max", "× Math-Verify", "% ceiling"]
-    header += ["p50 ms", "p95 ms"]
+    header += ["p50 ms", "p95 ms", "CPU ms/item"]
     header += ["cached", "decisions logged/sent"]
     lines = []
     for row in rows:
@@ -137,6 +143,7 @@ def render_table(rows: list[Row]) -> str:
                 "–" if row.of_ceiling is None else f"{row.of_ceiling:.0%}",
                 _fmt(row.p50_ms, 1),
                 _fmt(row.p95_ms, 1),
+                _fmt(row.cpu_ms_per_item, 2),
                 cached,
                 logged,
             ]
@@ -472,6 +479,26 @@ def split_groups(items: list[Item]) -> list[list[Item]]:
     return list(groups.values())
 
 
+def service_cpu_ms(procs: list[Proc]) -> float:
+    """CPU time so far of every process in these processes' groups (each started in a session of
+    its own), children that ended included: user + system, in ms."""
+    if not os.path.isdir("/proc"):
+        return math.nan  # Linux only
+    groups = {proc.popen.pid for proc in procs}
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[2]) in groups:  # pgrp; then utime, stime, cutime, cstime
+            ticks += sum(int(value) for value in fields[11:15])
+    return ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 # --------------------------------------------------------------------------------------------
 # Service modes
 
@@ -662,18 +689,21 @@ def run_service_mode(
     latency_row: Row | None = None
     for shape_index, (shape, label) in enumerate(shapes):
         seconds: list[float] = []
+        cpu_per_item: list[float] = []
         row: Row | None = None
         for run in range(1, args.repeats + 1):
             print(f"== {mode}: {label}, run {run}/{args.repeats} (fresh service and database)")
             with start(processes, f"{mode}-{shape}-{run}") as instance:
                 warm_up(instance, f"bench-{tag}-{mode}-{shape}-{run}-warmup")
                 run_id = f"bench-{tag}-{mode}-{shape}-{run}"
+                cpu_before = service_cpu_ms(instance.procs)
                 if shape == "per-group":
                     results, elapsed = post_groups(
                         instance.base_url, groups, run_id, args.concurrency
                     )
                 else:
                     results, elapsed = post_all(instance.base_url, items, run_id)
+                cpu_per_item.append((service_cpu_ms(instance.procs) - cpu_before) / n)
                 instance.sent[run_id] += n
                 seconds.append(elapsed)
                 run_row = make_row(mode, label, n, [elapsed])
@@ -701,6 +731,7 @@ def run_service_mode(
         assert row is not None
         final = make_row(mode, label, n, seconds)
         row.seconds, row.items_per_s, row.runs = final.seconds, final.items_per_s, final.runs
+        row.cpu_ms_per_item = statistics.median(cpu_per_item)
         report.rows.append(row)
     if latency_row is not None:
         report.rows.append(latency_row)
@@ -716,13 +747,16 @@ def run_latency(
 ) -> Row:
     groups = make_latency_groups(args.latency_requests, group_size=args.group_size, seed=seed)
     run_id = f"bench-{tag}-{mode}-latency"
+    cpu_before = service_cpu_ms(instance.procs)
     latencies, results, elapsed = measure_latency(instance.base_url, groups, run_id)
+    cpu_ms = service_cpu_ms(instance.procs) - cpu_before
     sent = sum(len(group) for group in groups)
     instance.sent[run_id] += sent
     row = make_row(
         mode, f"latency: {len(groups)}×{args.group_size} req, sequential", sent, [elapsed]
     )
     row.p50_ms, row.p95_ms = percentile(latencies, 50), percentile(latencies, 95)
+    row.cpu_ms_per_item = cpu_ms / sent
     summarize(row, results, [item for group in groups for item in group], None)
     print(f"   latency p50 {row.p50_ms:.1f} ms, p95 {row.p95_ms:.1f} ms", flush=True)
     report_failures(row, report)
@@ -876,6 +910,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{SERVICE_PROCESSES} worker processes (at most the machine's cores)."
     )
     print("cached: items answered from the verdict cache / duplicates inside the workload.")
+    print(
+        "CPU ms/item: CPU time of the service's processes (API, workers, pool processes, "
+        "verifying children; not Postgres or Redis) per item, median of the repeats."
+    )
     for row in report.rows:
         if row.statuses:
             agreement = ""

@@ -5,10 +5,13 @@ column, so no query can forget it. Writes carry their tenant in the row."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, Text, bindparam, cast, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -30,6 +33,10 @@ class Repository:
             query = query.where(tenant_column == self.tenant_id)
         return query
 
+    @property
+    def dialect(self) -> str:
+        return self.session.get_bind().dialect.name
+
     def _insert(self, model: type[Base]) -> Any:
         """A Core insert that supports ON CONFLICT (Postgres and SQLite).
 
@@ -50,3 +57,56 @@ class Repository:
         if rows:
             statement = self._insert(model).on_conflict_do_nothing()
             self.session.connection().execute(statement, list(rows))
+
+
+def json_rows(model: type[Base], prefix: str) -> Select[Any]:
+    """Postgres: rows of ``model``'s table given as one JSON array of objects (``json_rows_param``),
+    as a SELECT of every column (``json_populate_recordset``, typed as the table's columns)."""
+    table: Any = model.__table__
+    names = [c.name for c in table.columns]
+    document = cast(bindparam(f"{prefix}_rows", type_=Text), postgresql.JSON)
+    source = func.json_populate_recordset(
+        literal_column(f"NULL::{table.name}"), document
+    ).table_valued(*names, name=f"{prefix}_rows")
+    return select(*(source.c[name] for name in names))
+
+
+def json_insert(model: type[Base], prefix: str, where: Any = None) -> Any:
+    """A Postgres insert of ``json_rows`` (only while ``where`` holds, if given).
+
+    One parameter whatever the number of rows, so psycopg converts the statement once and the
+    server prepares it once per connection; the same rows as VALUES lists make a statement of
+    hundreds of parameters that psycopg converts again on every execution (it caches short
+    ones only), and as arrays psycopg escapes every backslash of every LaTeX completion in
+    Python. Build it once (add ON CONFLICT, RETURNING, a CTE) and keep it.
+    """
+    rows = json_rows(model, prefix)
+    if where is not None:
+        rows = rows.where(where)
+    table: Any = model.__table__
+    return postgresql.insert(table).from_select([c.name for c in table.columns], rows)
+
+
+def _json_value(value: Any) -> str:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a column value json_rows_param knows")
+
+
+def json_rows_param(
+    model: type[Base], prefix: str, rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The parameter of ``json_insert(model, prefix)`` for these rows: every row carries every
+    column, but those with a constant default."""
+    table: Any = model.__table__
+    defaults = {
+        column.name: column.default.arg
+        for column in table.columns
+        if column.default is not None and column.default.is_scalar
+    }
+    if defaults:
+        rows = [{**defaults, **row} for row in rows]
+    text = json.dumps(rows, default=_json_value, ensure_ascii=False, separators=(",", ":"))
+    return {f"{prefix}_rows": text}

@@ -53,10 +53,20 @@ def dispose_engines() -> None:
         if pid == os.getpid():
             engine.dispose()
     _engines.clear()
+    _factories.clear()
+
+
+_factories: dict[Engine, sessionmaker[Session]] = {}
 
 
 def session_factory(settings: Settings | None = None) -> sessionmaker[Session]:
-    return sessionmaker(get_engine(settings), expire_on_commit=False)
+    # One per engine: a sessionmaker makes a Session subclass, and setting up its events took
+    # a fifth of a millisecond per unit of work (two per chunk).
+    engine = get_engine(settings)
+    factory = _factories.get(engine)
+    if factory is None:
+        factory = _factories[engine] = sessionmaker(engine, expire_on_commit=False)
+    return factory
 
 
 @contextmanager
@@ -69,5 +79,17 @@ def session_scope(settings: Settings | None = None) -> Iterator[Session]:
     except BaseException:
         session.rollback()
         raise
+    finally:
+        session.close()
+
+
+@contextmanager
+def read_scope(settings: Settings | None = None) -> Iterator[Session]:
+    """A session for reads only, outside any transaction (autocommit): on Postgres that saves
+    the round trips of BEGIN and COMMIT around them; each read sees what is committed."""
+    session = session_factory(settings)()
+    try:
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session
     finally:
         session.close()

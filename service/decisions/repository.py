@@ -10,25 +10,34 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     ColumnElement,
+    Float,
     Integer,
     Select,
+    String,
     Text,
+    Uuid,
     and_,
     case,
     cast,
     func,
+    literal,
     literal_column,
     not_,
+    null,
     or_,
     tuple_,
 )
 from sqlalchemy.orm import aliased
 
+from service.contract import RecordedVerdict
 from service.db.models import Decision, Label, VerdictCache
-from service.db.repository import Repository
+from service.db.repository import Repository, json_insert
 from service.decisions.filters import DecisionFilters, Position
 
+# The columns of a decision that hold its verdict, as the API answers with them.
+VERDICT_FIELDS = tuple(RecordedVerdict.model_fields)
 # A span of creation times, first and last included.
 Window = tuple[datetime, datetime]
 # A row of named columns, by position (a DBAPI row or SQLAlchemy's Row).
@@ -47,11 +56,25 @@ class DecisionRepository(Repository):
         inserted = set(self.session.connection().execute(statement, list(rows)).scalars())
         return [row for row in rows if row["id"] in inserted]
 
-    def get_many(self, ids: Iterable[uuid.UUID]) -> list[Decision]:
-        wanted = list(ids)
-        if not wanted:
-            return []
-        return list(self.session.scalars(self._select(Decision).where(Decision.id.in_(wanted))))
+    def verdicts_of(self, ids: Iterable[uuid.UUID]) -> Select[Any]:
+        """(id, no cache key, the verdict's fields) of the decisions with these ids: what a
+        stored decision answers with (a redelivered chunk, a retried request)."""
+        d = Decision.__table__.c
+        return (
+            self._select(Decision)
+            .with_only_columns(
+                d.id, cast(null(), String).label("cache_key"), *(d[name] for name in VERDICT_FIELDS)
+            )
+            .where(d.id.in_(list(ids)))
+        )
+
+    @staticmethod
+    def bulk_insert() -> Any:
+        """Postgres: decision rows given as JSON (``json_rows_param(Decision, "d", rows)``),
+        existing ones left as they are, returning the ids inserted. Built once per call."""
+        return (
+            json_insert(Decision, "d").on_conflict_do_nothing().returning(Decision.__table__.c.id)
+        )
 
     def get(self, decision_id: uuid.UUID) -> Decision | None:
         query = self._select(Decision).where(Decision.id == decision_id)
@@ -239,6 +262,31 @@ class DecisionRepository(Repository):
 
 
 class VerdictCacheRepository(Repository):
+    def verdicts_of(self, keys: Iterable[str]) -> Select[Any]:
+        """(no id, cache key, the verdict's fields) of the cached verdicts with these keys, as
+        ``DecisionRepository.verdicts_of`` has them (a verdict from the cache is cached)."""
+        c = VerdictCache.__table__.c
+        return (
+            self._select(VerdictCache)
+            .with_only_columns(
+                cast(null(), Uuid).label("id"),
+                c.cache_key,
+                c.reward,
+                c.status,
+                c.components,
+                c.details,
+                literal(True, Boolean).label("cached"),
+                literal(0.0, Float).label("duration_ms"),
+            )
+            .where(c.cache_key.in_(sorted(set(keys))))
+        )
+
+    @staticmethod
+    def bulk_insert() -> Any:
+        """Postgres: cache entries given as JSON (``json_rows_param(VerdictCache, "c", …)``),
+        existing keys left as they are."""
+        return json_insert(VerdictCache, "c").on_conflict_do_nothing()
+
     def lookup(self, keys: Iterable[str]) -> dict[str, VerdictCache]:
         wanted = list(set(keys))
         if not wanted:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -24,10 +25,11 @@ from sqlalchemy import (
     or_,
     select,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 
 from service.db.base import Base
 from service.db.models import NO_STEP, Decision, RunRollup, RunSeriesRollup, RunStepRollup
-from service.db.repository import Repository
+from service.db.repository import Repository, json_insert, json_rows_param
 from service.decisions.rollups import GROUP, LATENCY, RollupDeltas
 
 
@@ -52,55 +54,94 @@ STEP_SUMS = (
 SERIES_SUMS = ("n", "total", "squares")
 
 
+def _merge_runs(t: Any, new: Any) -> dict[str, Any]:
+    return {
+        **{name: t.c[name] + new[name] for name in RUN_SUMS},
+        "first_step": _lesser(t.c.first_step, new.first_step),
+        "last_step": _greater(t.c.last_step, new.last_step),
+        "first_seen": _lesser(t.c.first_seen, new.first_seen),
+        "last_seen": _greater(t.c.last_seen, new.last_seen),
+    }
+
+
+def _merge_steps(t: Any, new: Any) -> dict[str, Any]:
+    return {
+        **{name: t.c[name] + new[name] for name in STEP_SUMS},
+        "chars_max": _greater(t.c.chars_max, new.chars_max),
+        "first_seen": _lesser(t.c.first_seen, new.first_seen),
+        "last_seen": _greater(t.c.last_seen, new.last_seen),
+    }
+
+
+def _merge_series(t: Any, new: Any) -> dict[str, Any]:
+    return {
+        **{name: t.c[name] + new[name] for name in SERIES_SUMS},
+        "low": _lesser(t.c.low, new.low),
+        "high": _greater(t.c.high, new.high),
+    }
+
+
+# The rollup tables in the order every writer locks them (each one's rows in key order), with
+# the RollupDeltas field that holds their rows, their parameters' prefix and how a key's
+# stored row and a delta merge.
+ROLLUPS: tuple[tuple[type[Base], str, Callable[[Any, Any], dict[str, Any]]], ...] = (
+    (RunRollup, "runs", _merge_runs),
+    (RunStepRollup, "steps", _merge_steps),
+    (RunSeriesRollup, "series", _merge_series),
+)
+
+
+def _merging(
+    statement: Any, model: type[Base], merged: Callable[[Any, Any], dict[str, Any]]
+) -> Any:
+    table = model.__table__
+    return statement.on_conflict_do_update(
+        index_elements=list(table.primary_key.columns),  # type: ignore[attr-defined]
+        set_=merged(table, statement.excluded),
+    )
+
+
+@cache
+def _upsert(model: type[Base], dialect: str) -> Any:
+    """The upsert of one rollup table, executed with a list of rows; built once: building its
+    merge expressions cost more CPU than the database spent running it (SQLite)."""
+    merged = next(merge for m, _, merge in ROLLUPS if m is model)
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return _merging(insert(model.__table__), model, merged)  # type: ignore[arg-type]
+
+
+def rollup_ctes(where: Any) -> list[Any]:
+    """Postgres: each rollup table's upsert of its deltas given as JSON (``rollup_params``),
+    while ``where`` holds, as CTEs of one statement. Each waits for the one before it (its
+    condition reads the rows that one wrote), so the tables are locked in the same order as
+    ``RunRepository.add`` locks them and concurrent writers cannot deadlock."""
+    ctes: list[Any] = []
+    for model, field, merged in ROLLUPS:
+        gate = where
+        if ctes:
+            written = select(func.count()).select_from(ctes[-1]).scalar_subquery()
+            gate = and_(where, written >= 0)
+        statement = _merging(json_insert(model, field, gate), model, merged)
+        key = next(iter(model.__table__.primary_key.columns))  # type: ignore[attr-defined]
+        ctes.append(statement.returning(key).cte(f"{field}_rollups"))
+    return ctes
+
+
+def rollup_params(deltas: RollupDeltas) -> dict[str, Any]:
+    """The parameters of ``rollup_ctes`` for these deltas."""
+    params: dict[str, Any] = {}
+    for model, field, _ in ROLLUPS:
+        params.update(json_rows_param(model, field, getattr(deltas, field)))
+    return params
+
+
 class RunRepository(Repository):
     def add(self, deltas: RollupDeltas) -> None:
         """Add new decisions' deltas to the rollups (rows created on first sight)."""
-        self._upsert(
-            RunRollup,
-            deltas.runs,
-            lambda t, new: {
-                **{name: t.c[name] + new[name] for name in RUN_SUMS},
-                "first_step": _lesser(t.c.first_step, new.first_step),
-                "last_step": _greater(t.c.last_step, new.last_step),
-                "first_seen": _lesser(t.c.first_seen, new.first_seen),
-                "last_seen": _greater(t.c.last_seen, new.last_seen),
-            },
-        )
-        self._upsert(
-            RunStepRollup,
-            deltas.steps,
-            lambda t, new: {
-                **{name: t.c[name] + new[name] for name in STEP_SUMS},
-                "chars_max": _greater(t.c.chars_max, new.chars_max),
-                "first_seen": _lesser(t.c.first_seen, new.first_seen),
-                "last_seen": _greater(t.c.last_seen, new.last_seen),
-            },
-        )
-        self._upsert(
-            RunSeriesRollup,
-            deltas.series,
-            lambda t, new: {
-                **{name: t.c[name] + new[name] for name in SERIES_SUMS},
-                "low": _lesser(t.c.low, new.low),
-                "high": _greater(t.c.high, new.high),
-            },
-        )
-
-    def _upsert(
-        self,
-        model: type[Base],
-        rows: Sequence[dict[str, Any]],
-        merged: Callable[[Any, Any], dict[str, Any]],
-    ) -> None:
-        if not rows:
-            return
-        table = model.__table__
-        statement = self._insert(model)
-        statement = statement.on_conflict_do_update(
-            index_elements=list(table.primary_key.columns),  # type: ignore[attr-defined]
-            set_=merged(table, statement.excluded),
-        )
-        self.session.connection().execute(statement, list(rows))
+        for model, field, _ in ROLLUPS:
+            rows = getattr(deltas, field)
+            if rows:
+                self.session.connection().execute(_upsert(model, self.dialect), rows)
 
     def runs(self, limit: int, before: datetime | None = None) -> list[RunRollup]:
         """Runs seen, most recently active first."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from service.contract import ChunkRequest, RecordedVerdict, RewardResult
 from service.db.base import utcnow
-from service.db.session import session_scope
+from service.db.session import read_scope, session_scope
 from service.decisions.log import DecisionLog
 from service.execution.decide import Decided, decide, shape_groups
 from service.execution.items import PreparedItem, prepare_items
@@ -27,11 +27,14 @@ from service.settings import Settings
 def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
     """Verify a chunk (one verifier version), record every decision, return results in order."""
     items = prepare_items(chunk)
-    with session_scope(settings) as session:
-        log = DecisionLog(session)
-        stored = log.stored(prepared.decision_id for prepared in items)
-        pending = [prepared for prepared in items if prepared.decision_id not in stored]
-        cached = log.cached_verdicts(prepared.cache_key for prepared in pending)
+    with read_scope(settings) as session:
+        # Every item's key: items stored already are nearly always none, and asking for their
+        # verdicts too saves a second round trip.
+        stored, cached = DecisionLog(session).lookup(
+            (prepared.decision_id for prepared in items),
+            (prepared.cache_key for prepared in items),
+        )
+    pending = [prepared for prepared in items if prepared.decision_id not in stored]
 
     spec = chunk.verifier
     decided = decide(pending, cached, spec, chunk.timeout_s, settings.verify_memory_mb)

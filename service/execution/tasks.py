@@ -38,7 +38,9 @@ log = logging.getLogger(__name__)
 app = get_celery()
 
 
-@app.task(name=VERIFY_CHUNK_TASK)
+# Celery writes a repr of every return value for its success log line, even when that line is
+# not logged: at its default size, 0.8 ms of a 16-item chunk's results.
+@app.task(name=VERIFY_CHUNK_TASK, resultrepr_maxsize=100)
 def verify_chunk(payload: dict[str, Any]) -> list[dict[str, Any]]:
     results = run_chunk(ChunkRequest.from_json(payload), get_settings())
     return [result.model_dump() for result in results]

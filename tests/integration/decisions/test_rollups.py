@@ -153,6 +153,24 @@ def test_a_redelivered_chunk_counts_once(audit_client: TestClient, store: Settin
     assert audit_client.get(f"/v1/runs/{run_id}").json() == before
 
 
+def test_a_chunk_partly_stored_adds_only_its_new_rows(
+    audit_client: TestClient, store: Settings
+) -> None:
+    # A chunk redelivered while its first delivery was writing finds some rows stored: on
+    # Postgres the one-statement write then adds nothing and the new rows are added alone.
+    run_id = f"partly-{uuid.uuid4().hex[:8]}"
+    rows = run_rows(run_id)
+    record(store, rows[:30])
+    record(store, rows[20:])  # ten stored already, thirty new
+    detail = audit_client.get(f"/v1/runs/{run_id}").json()
+    assert detail["decisions"] == len(rows)
+    by_step: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_step[row["step"]].append(row)
+    for step in detail["steps"]:
+        assert summary_of(step) == expected_step(by_step[step["step"]]), step["step"]
+
+
 def rollups(url: str) -> dict[str, list[tuple[Any, ...]]]:
     settings = Settings(database_url=url, broker_url=None if url.startswith("sqlite") else "x")
     found = {}

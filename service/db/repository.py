@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, Text, bindparam, cast, func, literal_column, select
+from sqlalchemy import JSON, Select, Text, bindparam, cast, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -68,7 +68,15 @@ def json_rows(model: type[Base], prefix: str) -> Select[Any]:
     source = func.json_populate_recordset(
         literal_column(f"NULL::{table.name}"), document
     ).table_valued(*names, name=f"{prefix}_rows")
-    return select(*(source.c[name] for name in names))
+    return select(*(_as_stored(source.c[c.name], c) for c in table.columns))
+
+
+def _as_stored(value: Any, column: Any) -> Any:
+    # JSON null arrives as SQL NULL; SQLAlchemy's JSON type stores Python None as JSON null
+    # (a null ground truth is legal), and so must this path.
+    if isinstance(column.type, JSON):
+        return func.coalesce(value, literal_column("'null'::jsonb")).label(column.name)
+    return value
 
 
 def json_insert(model: type[Base], prefix: str, where: Any = None) -> Any:

@@ -74,6 +74,18 @@ def unstorable_value(value: Any, path: str, *, allow_nul: bool = True) -> str | 
     return None
 
 
+def without_nul(value: Any) -> Any:
+    """A JSON value with every NUL (in strings and keys) replaced by U+FFFD: legal JSON that
+    Postgres cannot store, kept as the decision log keeps model output."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(key): without_nul(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [without_nul(inner) for inner in value]
+    return value
+
+
 def json_chars(value: Any) -> int:
     """Characters of a JSON value's compact text: what a size cap on it measures."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))

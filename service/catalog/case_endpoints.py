@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, status
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from service.auth.dependencies import AuditReader, VerifierAdmin
 from service.catalog.cases import CaseService
@@ -14,6 +14,7 @@ from service.catalog.schemas import NAME_PATTERN
 from service.db.dependencies import SessionDep
 from service.dependencies import SettingsDep
 from service.errors import ERROR_RESPONSES
+from service.validation import unstorable_value, without_nul
 
 router = APIRouter(prefix="/v1/verifiers", tags=["verifiers"], responses=ERROR_RESPONSES)
 VerifierName = Annotated[str, Path(pattern=NAME_PATTERN)]
@@ -26,12 +27,24 @@ class CaseIn(BaseModel):
 
     prompt: str | None = Field(default=None, max_length=200_000, pattern=NO_NUL)
     completion: str = Field(max_length=1_000_000, pattern=NO_NUL)
-    ground_truth: JsonValue
+    ground_truth: JsonValue = Field(
+        description="As in a reward item: finite numbers only; a NUL is kept as U+FFFD."
+    )
     verdict: Literal["correct", "incorrect"] = Field(
         description="What the verifier must say: correct (status correct) or incorrect (any "
         "status but correct)."
     )
     note: str | None = Field(default=None, max_length=4000, pattern=NO_NUL)
+
+    @field_validator("ground_truth")
+    @classmethod
+    def _storable(cls, value: JsonValue) -> JsonValue:
+        # Stored (JSONB): NaN, 1e400 or a NUL reached Postgres as a 500 DataError. NUL is
+        # legal JSON, so it is kept as the decision log keeps it; the others are refused.
+        found = unstorable_value(value, "ground_truth")
+        if found:
+            raise ValueError(found)
+        return without_nul(value)
 
 
 class CasesIn(BaseModel):

@@ -65,6 +65,9 @@ INVALID_GROUND_TRUTH = "rlvr:invalid_ground_truth"
 # How long a verify call keeps retrying a busy or restarting service before it gives the
 # sample up as masked: a rollout is expensive, a few seconds of waiting is not.
 RETRY_BUDGET_S = 30.0
+# How deep a row's fields may nest: the row is echoed back, and a deeper value (JSON allows it)
+# made serialising the answer fail with a 500. NeMo-Gym's own rows nest a few levels.
+MAX_FIELD_DEPTH = 128
 TASK_INDEX = "_ng_task_index"
 ROLLOUT_INDEX = "_ng_rollout_index"
 MASK_SAMPLE = "mask_sample"
@@ -81,6 +84,27 @@ class SampleFailure(Exception):
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    # Iterative: a recursive walk of a value nested a thousand levels deep would overflow.
+    pending = [(value, 0)]
+    while pending:
+        current, depth = pending.pop()
+        if isinstance(current, dict):
+            current = list(current.values())
+        if isinstance(current, list):
+            if depth >= limit:
+                return True
+            pending.extend((inner, depth + 1) for inner in current)
+    return False
+
+
+def _unechoable(value: Any, name: str) -> str | None:
+    """Why a row's field cannot be verified and echoed back as JSON; None if it can."""
+    if _deeper_than(value, MAX_FIELD_DEPTH):
+        return f"{name} is nested deeper than {MAX_FIELD_DEPTH} levels"
+    return unstorable_value(value, name)
 
 
 def _response_text(response: Any) -> str:
@@ -131,7 +155,7 @@ def _reward_request(verifier: str, row: dict[str, Any], rollout_id: str | None) 
     if ground_truth is None:
         raise SampleFailure(INVALID_REQUEST, "expected_answer (or ground_truth) is required")
     for name, value in row.items():
-        found = unstorable_value(value, name)
+        found = _unechoable(value, name)
         if found:
             raise SampleFailure(INVALID_REQUEST, found)
     item = {
@@ -180,8 +204,8 @@ async def _compute(
 
 def _failure(row: dict[str, Any], expected: Any, failure: SampleFailure) -> dict[str, Any]:
     # The row as sent, but for a field no JSON answer can carry (an unpaired surrogate, a
-    # non-finite number), which failure_reason names instead.
-    echo = {name: value for name, value in row.items() if not unstorable_value(value, name)}
+    # non-finite number, nesting past MAX_FIELD_DEPTH), which failure_reason names instead.
+    echo = {name: value for name, value in row.items() if not _unechoable(value, name)}
     return {
         **echo,
         "reward": 0.0,
@@ -198,7 +222,7 @@ def _failure(row: dict[str, Any], expected: Any, failure: SampleFailure) -> dict
 def _expected_text(row: dict[str, Any]) -> str:
     # NeMo-Gym's math response model requires expected_answer as text.
     value = row.get("expected_answer", row.get("ground_truth"))
-    if unstorable_value(value, "expected_answer"):
+    if _unechoable(value, "expected_answer"):
         return ""
     if isinstance(value, str):
         return value
@@ -282,13 +306,31 @@ async def verify_in_rollout(
 
 
 def _describe(values: list[float]) -> dict[str, float]:
-    return {
-        "mean": statistics.fmean(values),
-        "max": max(values),
-        "min": min(values),
-        "median": statistics.median(values),
-        "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-    }
+    """The column's statistics; none when they overflow a float (two rewards of 1e308 made
+    ``fmean`` raise OverflowError: a 500), since JSON has no infinity to answer with."""
+    try:
+        stats = {
+            "mean": statistics.fmean(values),
+            "max": max(values),
+            "min": min(values),
+            "median": statistics.median(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+        }
+    except OverflowError:
+        return {}
+    return stats if all(math.isfinite(value) for value in stats.values()) else {}
+
+
+def _task_of(response: dict[str, Any], index: int) -> Any:
+    # A task index groups responses, so it must be a value that can be compared: NeMo-Gym
+    # sends an integer; a list or an object here was a TypeError (a 500).
+    task = response.get(TASK_INDEX, 0)
+    if task is None or isinstance(task, str | int | float):
+        return None if isinstance(task, float) and not math.isfinite(task) else task
+    raise InvalidRequest(
+        f"verify_responses[{index}].{TASK_INDEX} must be a number or a string, "
+        f"not {type(task).__name__}"
+    )
 
 
 def _numeric_fields(response: dict[str, Any]) -> dict[str, float]:
@@ -322,10 +364,12 @@ async def aggregate_metrics(
     """Mean, max, min, median and std of every numeric field, per task and overall, as
     NeMo-Gym's reward profiler names them; masked samples are counted, never averaged."""
     responses = body.verify_responses
+    tasks = [_task_of(response, index) for index, response in enumerate(responses)]
     kept = [r for r in responses if not r.get(MASK_SAMPLE)]
     by_task: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-    for response in kept:
-        by_task[response.get(TASK_INDEX, 0)].append(response)
+    for response, task in zip(responses, tasks, strict=True):
+        if not response.get(MASK_SAMPLE):
+            by_task[task].append(response)
     group_level = []
     for task, members in sorted(by_task.items(), key=lambda pair: str(pair[0])):
         group_level.append({TASK_INDEX: task, "num_rollouts": len(members), **_profile(members)})

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import text
 
 from service.db.session import get_engine
@@ -62,7 +63,24 @@ async def _executor_checks(request: Request) -> dict[str, str | None]:
     return checks
 
 
-@router.get("/readyz")
+class Readiness(BaseModel):
+    status: str
+    checks: dict[str, bool]
+    problems: list[str]
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={
+        503: {
+            "model": Readiness,
+            "description": "Not ready (a dependency does not answer, a queue has no live "
+            "worker, or the embedded pools are warming up); Retry-After says when to ask again.",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        }
+    },
+)
 async def readyz(request: Request) -> JSONResponse:
     """200 when the database answers and a worker (or the local pool) serves each queue, else
     503 naming what is missing; answers within about a second whatever hangs."""

@@ -7,11 +7,11 @@ templates escape every value, so hostile model output shows as text and nothing 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi import APIRouter, FastAPI, Form, Path, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -45,13 +45,15 @@ from service.ui.filter_form import (
 from service.ui.render import HERE, SECURITY_HEADERS
 from service.ui.render import page as _page
 from service.ui.text import highlight, utc_text
-from service.validation import MAX_STEP
+from service.validation import MAX_STEP, NO_NUL_PATTERN, FilterTime
 from service.verifiers.base import STATUSES
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
 STATUS_CLASSES = {status: f"s-{status}" for status in STATUSES}
 PAGE_SIZE = 50
+# A run id as the API takes it (GET /v1/runs/{run_id}): a NUL reached Postgres as a 500.
+RunIdPath = Annotated[str, Path(max_length=256, pattern=NO_NUL_PATTERN)]
 # The decisions a health warning counts, as filters of the decision list (with the run's id).
 WARNING_FILTERS = {
     "timeout_rate": {"status": "timeout"},
@@ -117,19 +119,25 @@ def logout(request: Request, token: Annotated[str, Form()] = "") -> Response:
 
 @router.get("/runs")
 def runs_page(
-    request: Request, session: SessionDep, viewer: Viewer, before: datetime | None = None
+    request: Request, session: SessionDep, viewer: Viewer, before: FilterTime | None = None
 ) -> Response:
     page = RunService(session, viewer.tenant_id).list_runs(PAGE_SIZE, before)
-    return _page(request, "runs.html", page=page, viewer=viewer)
+    older = None
+    if page.next_before is not None:
+        # With its zone, as ``before`` takes it (SQLite hands times back without one).
+        moment = page.next_before
+        moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        older = "/ui/runs?" + urlencode({"before": moment.isoformat()})
+    return _page(request, "runs.html", page=page, older=older, viewer=viewer)
 
 
 @router.get("/runs/{run_id:path}")
 def run_page(
-    request: Request, run_id: str, session: SessionDep, settings: SettingsDep, viewer: Viewer
+    request: Request, run_id: RunIdPath, session: SessionDep, settings: SettingsDep, viewer: Viewer
 ) -> Response:
     runs = RunService(session, viewer.tenant_id)
-    detail = runs.detail(run_id[:256])
-    health = runs.health(run_id[:256], health_budgets(settings))
+    detail = runs.detail(run_id)
+    health = runs.health(run_id, health_budgets(settings))
     steps = detail.steps
     labels = [step.step if step.step is not None else "–" for step in steps]
     reward_chart = line_chart(

@@ -17,6 +17,7 @@ from service.validation import (
     UtcDateTime,
     json_chars,
     unstorable_value,
+    without_nul,
 )
 
 
@@ -33,6 +34,15 @@ from service.validation import (
 )
 def test_unstorable_value_names_where_it_is(value: Any, found: str | None) -> None:
     assert unstorable_value(value, "gt") == found
+
+
+def test_without_nul_replaces_it_in_strings_and_keys_only() -> None:
+    sent = {"a\x00": ["5\x00", 1.5, None, True, {"k": "\x00\x00"}], "b": "clean"}
+    assert without_nul(sent) == {
+        "a\ufffd": ["5\ufffd", 1.5, None, True, {"k": "\ufffd\ufffd"}],
+        "b": "clean",
+    }
+    assert unstorable_value(without_nul(sent), "gt", allow_nul=False) is None
 
 
 def test_nul_is_refused_where_it_would_be_stored_as_sent() -> None:

@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from service.auth.dependencies import Authenticator, require
+from service.auth.dependencies import Authenticator, require_operator
 from service.catalog.case_endpoints import router as cases_router
 from service.catalog.endpoints import router as catalog_router
 from service.compat.endpoints import router as compat_router
@@ -213,7 +213,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(graders_router)
     install_dashboard(app)
 
-    metrics_guard = [] if settings.metrics_public else [Depends(require("audit:read"))]
+    # Its gauges name tenants and runs: when not public, only the operator's keys read it.
+    metrics_guard = [] if settings.metrics_public else [Depends(require_operator("audit:read"))]
 
     @app.get("/metrics", include_in_schema=False, dependencies=metrics_guard)
     def metrics() -> PlainTextResponse:

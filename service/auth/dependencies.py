@@ -168,6 +168,21 @@ def require(scope: str | None) -> Callable[..., Principal]:
     return dependency
 
 
+def require_operator(scope: str) -> Callable[..., Principal]:
+    """A dependency: a key of the operator's tenant with ``scope`` (what spans every tenant,
+    such as /metrics with its per-run gauges, is the operator's to read)."""
+    with_scope = require(scope)
+
+    # A default, not Annotated: the annotation is a string FastAPI resolves in this module's
+    # globals, where ``with_scope`` is not.
+    def dependency(request: Request, principal: Principal = Depends(with_scope)) -> Principal:  # noqa: B008
+        if principal.tenant_id != request.app.state.settings.operator_tenant:
+            raise Forbidden("only the operator's keys read what spans every tenant")
+        return principal
+
+    return dependency
+
+
 Caller = Annotated[Principal, Depends(require(None))]
 RewardsWriter = Annotated[Principal, Depends(require("rewards:write"))]
 AuditReader = Annotated[Principal, Depends(require("audit:read"))]

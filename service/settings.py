@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # key's limits and one of the API's threads) before new work requests are answered 503 +
     # Retry-After at once (0: no limit).
     max_admission_wait_s: float = Field(default=1.0, ge=0)
+    # Deployed: how long a request waits for a live worker on a queue that has none (a worker
+    # restarting) before it is answered 503 + Retry-After instead of waiting for nobody.
+    worker_wait_s: float = Field(default=30.0, ge=0)
     # `rlvr serve`: seconds an idle keep-alive connection stays open (longer than clients'
     # idle expiry, or a client reuses a connection as the server closes it), and connections
     # plus requests in progress past which uvicorn itself answers 503 (a last resort, far

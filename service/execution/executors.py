@@ -180,6 +180,9 @@ class LocalPoolExecutor:
 # Publishing is a short blocking call into kombu; a few threads of its own keep it off the
 # event loop without touching the threads other work needs.
 PUBLISH_THREADS = 4
+# How long a read of the worker registry answers whether a queue has a live consumer.
+CONSUMERS_TTL_S = 1.0
+CONSUMERS_POLL_S = 0.5
 
 
 class CeleryExecutor:
@@ -193,6 +196,9 @@ class CeleryExecutor:
         self._publisher = ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="rlvr-publish")
         self._waiter: Any = None
         self._broker: Any = None
+        # Live workers per queue as last read from the registry, and when (loop time).
+        self._consumers: dict[str, int] = {}
+        self._consumers_read_at = -CONSUMERS_TTL_S
 
     async def start(self) -> None:
         return None  # workers come and go on their own; /readyz says which queues have one
@@ -236,6 +242,7 @@ class CeleryExecutor:
 
         loop = asyncio.get_running_loop()
         try:
+            await self._wait_for_consumers({route_chunk(chunk).queue for chunk in chunks})
             task_ids = await loop.run_in_executor(self._publisher, self._publish, chunks)
             answers = await self._results().wait(task_ids, self.settings.request_timeout_s)
         except TimeoutError as exc:
@@ -257,6 +264,41 @@ class CeleryExecutor:
             raise DependencyUnavailable("broker", "connection lost") from exc
         return [[RewardResult.model_validate(item) for item in answer] for answer in answers]
 
+    async def _wait_for_consumers(self, queues: set[str]) -> None:
+        """Publish only to queues a live worker consumes. A queue without one is waited for up
+        to ``RLVR_WORKER_WAIT_S`` (a worker restarting), then the request is answered 503 +
+        Retry-After: published, its tasks would have waited the request's whole timeout
+        (600 s) for nobody. The registry is read at most once a second while every queue has
+        a consumer, twice a second while one has none."""
+        from service.execution.liveness import queue_consumers
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.worker_wait_s
+        fresh = False
+        while True:
+            if fresh or loop.time() - self._consumers_read_at > CONSUMERS_TTL_S:
+                self._consumers = await queue_consumers(self._broker_client())
+                self._consumers_read_at = loop.time()
+            missing = sorted(queue for queue in queues if not self._consumers.get(queue))
+            if not missing:
+                return
+            if fresh and loop.time() >= deadline:
+                raise DependencyUnavailable(
+                    "workers", f"no worker consumes the {', '.join(missing)} queue"
+                )
+            if fresh:
+                await asyncio.sleep(min(CONSUMERS_POLL_S, max(0.0, deadline - loop.time())))
+            fresh = True
+
+    def _broker_client(self) -> Any:
+        if self._broker is None:
+            import redis.asyncio
+
+            self._broker = redis.asyncio.Redis.from_url(
+                self._broker_url(), socket_timeout=1, socket_connect_timeout=1
+            )
+        return self._broker
+
     def _reset(self) -> None:
         from service.execution.celery_app import make_celery
 
@@ -275,16 +317,11 @@ class CeleryExecutor:
 
         from service.execution.liveness import queue_consumers
 
-        if self._broker is None:
-            import redis.asyncio
-
-            self._broker = redis.asyncio.Redis.from_url(
-                self._broker_url(), socket_timeout=1, socket_connect_timeout=1
-            )
+        broker = self._broker_client()
         checks: dict[str, str | None]
         try:
-            await self._broker.ping()
-            consumers = await queue_consumers(self._broker)
+            await broker.ping()
+            consumers = await queue_consumers(broker)
         except (RedisError, OSError) as exc:
             checks = {"broker": f"the broker does not answer ({type(exc).__name__})"}
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 
@@ -102,3 +103,58 @@ def test_a_clean_stop_leaves_nothing_to_sweep(client: redis.Redis) -> None:
     presence.hold("tag", "task")
     presence.stop()
     assert client.hlen(REGISTRY) == 0 and not client.exists(held_key(presence.incarnation))
+
+
+def test_a_request_for_a_queue_nobody_consumes_is_refused_at_once_and_not_published(
+    client: redis.Redis,
+) -> None:
+    from service.catalog.builtin import resolve_builtin
+    from service.contract import ChunkItem, ChunkRequest
+    from service.errors import DependencyUnavailable
+    from service.execution.executors import CeleryExecutor
+    from service.settings import Settings
+
+    kwargs = client.connection_pool.connection_kwargs
+    url = f"redis://{kwargs['host']}:{kwargs['port']}/{BROKER_DB}"
+    settings = Settings(
+        database_url="sqlite:///unused.db", broker_url=url, request_timeout_s=1.0, worker_wait_s=0
+    )
+    item = ChunkItem(0, "0", None, None, "so \\boxed{4}", "4", {})
+    chunk = ChunkRequest("default", "r", None, None, resolve_builtin("math"), 5.0, (item,))
+
+    async def attempt(settings: Settings = settings) -> BaseException | None:
+        executor = CeleryExecutor(settings)
+        try:
+            await executor.run_chunks([chunk])
+        except DependencyUnavailable as exc:
+            return exc
+        finally:
+            await executor.aclose()
+        return None
+
+    refused = asyncio.run(attempt())
+    assert isinstance(refused, DependencyUnavailable)
+    assert "no worker consumes the cpu queue" in refused.message
+    assert refused.headers()["Retry-After"]
+    assert client.llen("cpu") == 0  # nothing published for nobody
+
+    # A worker on another queue only: still refused. One on the cpu queue: published (and,
+    # with nobody actually running it here, the short request timeout ends the wait).
+    _presence(client, ["sandbox"], set())._beat()
+    assert "cpu queue" in asyncio.run(attempt()).message  # type: ignore[union-attr]
+    _presence(client, ["cpu"], set())._beat()
+    waited = asyncio.run(attempt())
+    assert isinstance(waited, DependencyUnavailable) and "in time" in waited.message
+    assert client.llen("cpu") == 1
+
+    # A worker restarting: the request waits for it (up to RLVR_WORKER_WAIT_S), then publishes.
+    client.flushdb()
+    patient = settings.model_copy(update={"worker_wait_s": 60.0})
+    later = threading.Timer(1.0, lambda: _presence(client, ["cpu"], set())._beat())
+    later.start()
+    try:
+        waited = asyncio.run(attempt(patient))
+    finally:
+        later.join()
+    assert isinstance(waited, DependencyUnavailable) and "in time" in waited.message
+    assert client.llen("cpu") == 1

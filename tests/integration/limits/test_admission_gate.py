@@ -89,6 +89,8 @@ def test_a_full_service_refuses_work_before_reading_its_body_and_stays_usable(
         RLVR_DATABASE_URL=pg_url,
         RLVR_BROKER_URL=private_broker(redis_url, BROKER_DB),
         RLVR_MAX_INFLIGHT_ITEMS="2",
+        # No worker consumes: the stuck request waits for one instead of a fast 503.
+        RLVR_WORKER_WAIT_S="600",
     )
     server, base_url = _start_server(env, tmp_path / "api.log")
     connection = None

@@ -70,6 +70,8 @@ def test_past_capacity_requests_are_refused_at_once_and_readyz_stays_honest(
         RLVR_BROKER_URL=private_broker(redis_url, 11),
         RLVR_MAX_INFLIGHT_ITEMS="12",
         RLVR_MAX_CONCURRENT_REQUESTS_PER_KEY="10",
+        # Requests wait for the worker that comes later, as during a worker's restart.
+        RLVR_WORKER_WAIT_S="600",
     )
     server, base_url = _start_server_without_workers(env, tmp_path / "api.log")
     worker = None

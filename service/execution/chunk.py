@@ -22,6 +22,7 @@ from service.decisions.log import DecisionLog
 from service.execution.decide import Decided, decide, shape_groups
 from service.execution.items import PreparedItem, prepare_items
 from service.settings import Settings
+from service.validation import without_nul
 
 
 def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
@@ -65,7 +66,7 @@ def recorded_verdict(outcome: Decided) -> RecordedVerdict:
         reward=verdict.reward,
         status=verdict.status,
         components=verdict.components,
-        details=storable(verdict.details),
+        details=without_nul(verdict.details),
         cached=outcome.cached,
         duration_ms=round(outcome.duration_ms, 3),
     )
@@ -91,7 +92,7 @@ def cache_entries(
             "reward": outcome.verdict.reward,
             "status": outcome.verdict.status,
             "components": outcome.verdict.components,
-            "details": storable(outcome.verdict.details),
+            "details": without_nul(outcome.verdict.details),
             "created_at": now,
         }
         for prepared, outcome in zip(items, decided, strict=True)
@@ -117,9 +118,9 @@ def _decision_row(
         "tenant_id": chunk.tenant_id,
         "request_id": chunk.request_id,
         "item_index": item.index,
-        "item_id": storable(item.id),
-        "group_id": storable(item.group_id),
-        "run_id": storable(chunk.run_id),
+        "item_id": without_nul(item.id),
+        "group_id": without_nul(item.group_id),
+        "run_id": without_nul(chunk.run_id),
         "step": chunk.step,
         "verifier_name": spec.name,
         "verifier_version": spec.version,
@@ -129,9 +130,9 @@ def _decision_row(
         "completion": _capped(item.completion, cap),
         "completion_hash": prepared.completion_hash,
         "completion_chars": len(item.completion),
-        "ground_truth": storable(item.ground_truth),
+        "ground_truth": without_nul(item.ground_truth),
         "ground_truth_hash": prepared.ground_truth_hash,
-        "metadata": storable(item.metadata),
+        "metadata": without_nul(item.metadata),
         **verdict.model_dump(),
         "flagged": bool(verdict.details.get("answer_leak") or verdict.details.get("flags")),
         "worker_id": context.worker_id,
@@ -144,15 +145,4 @@ def worker_id() -> str:
 
 
 def _capped(text: str | None, cap: int) -> str | None:
-    return None if text is None else storable(text[:cap])
-
-
-def storable(value: Any) -> Any:
-    """NUL is legal model output but not storable in Postgres text or JSONB: replace it."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd") if "\x00" in value else value
-    if isinstance(value, dict):
-        return {storable(key): storable(inner) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [storable(inner) for inner in value]
-    return value
+    return None if text is None else without_nul(text[:cap])

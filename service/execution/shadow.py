@@ -16,11 +16,12 @@ from typing import Any, NamedTuple
 from service.contract import ChunkRequest
 from service.db.base import utcnow
 from service.db.session import session_scope
-from service.execution.chunk import recorded_verdict, storable, worker_id
+from service.execution.chunk import recorded_verdict, worker_id
 from service.execution.decide import decide, shape_groups
 from service.execution.items import prepare_items
 from service.experiments.repository import ShadowDecisionRepository
 from service.settings import Settings
+from service.validation import without_nul
 
 SHADOW_NAMESPACE = uuid.UUID("b5d0f1b4-2f57-4b0e-9a51-3c7d0f6e8a21")
 
@@ -95,7 +96,7 @@ def run_shadow_job(job: ShadowJob, settings: Settings) -> int:
                 "tenant_id": chunk.tenant_id,
                 "control_decision_id": control_id,
                 "request_id": chunk.request_id,
-                "group_id": storable(prepared.item.group_id),
+                "group_id": without_nul(prepared.item.group_id),
                 "control_status": control.status,
                 "control_reward": control.reward,
                 "control_duration_ms": control.duration_ms,

@@ -28,14 +28,13 @@ from service.catalog.resolver import VerifierResolver
 from service.contract import ChunkRequest, RewardResult
 from service.db.session import session_scope
 from service.errors import DependencyUnavailable, InvalidRequest
-from service.execution.chunk import storable
 from service.execution.shadow import ControlVerdict, ShadowJob
 from service.experiments.assignment import arm_for, filter_matches, unit_key
 from service.experiments.repository import AssignmentRepository, ExperimentRepository
 from service.rewards.planning import Plan
 from service.rewards.schemas import RewardsRequest
 from service.settings import Settings
-from service.validation import VERSION_PATTERN
+from service.validation import VERSION_PATTERN, without_nul
 from service.verifiers.registry import VerifierVersionSpec
 
 log = logging.getLogger(__name__)
@@ -177,7 +176,7 @@ class ExperimentRouter:
                     "tenant_id": routing.plan.tenant_id,
                     "arm": arm,
                     "request_id": routing.plan.request_id,
-                    "group_id": storable(body.items[index].group_id),
+                    "group_id": without_nul(body.items[index].group_id),
                     "reward": result.reward,
                     "status": result.status,
                     "cached": result.cached,

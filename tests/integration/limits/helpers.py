@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from sqlalchemy import func, select
 from service.db.models import Decision
 from service.db.session import session_scope
 from service.settings import Settings
-from tests.support import AUTH, wait_until
+from tests.support import AUTH, ManagedProcess, free_port, wait_until
 
 
 def sleeper_items(
@@ -126,3 +127,22 @@ def gauge(metrics: str, name: str = "rlvr_inflight_items") -> float:
 
 def wait_for_inflight(base_url: str, items: int, timeout_s: float = 30) -> None:
     wait_until(lambda: inflight_items(base_url) >= items, timeout_s, f"{items} items in flight")
+
+
+def start_server_without_workers(env: dict[str, str], log: Path) -> tuple[ManagedProcess, str]:
+    """The HTTP API alone (``/healthz`` up; ``/readyz`` may say no worker consumes)."""
+    port = free_port()
+    server = ManagedProcess(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env, log
+    )
+    base_url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return not server.alive()
+
+    wait_until(up, 90, "the HTTP server to start")
+    assert server.alive(), server.log_tail()
+    return server, base_url

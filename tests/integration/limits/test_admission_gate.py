@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from pathlib import Path
 
 import h11
@@ -20,32 +19,15 @@ from tests.integration.limits.helpers import (
     math_items,
     post_rewards,
     private_broker,
+    start_server_without_workers,
     wait_for_inflight,
 )
-from tests.support import ADMIN_KEY, AUTH, ManagedProcess, free_port, service_env, wait_until
+from tests.support import ADMIN_KEY, AUTH, service_env
 
 pytestmark = pytest.mark.slow
 
 # A Redis database no worker of the suite consumes: what is published here waits.
 BROKER_DB = 9
-
-
-def _start_server(env: dict[str, str], log: Path) -> tuple[ManagedProcess, str]:
-    port = free_port()
-    server = ManagedProcess(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env, log
-    )
-    base_url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return not server.alive()
-
-    wait_until(up, 90, "the HTTP server to start")
-    assert server.alive(), server.log_tail()
-    return server, base_url
 
 
 class _Connection:
@@ -92,7 +74,7 @@ def test_a_full_service_refuses_work_before_reading_its_body_and_stays_usable(
         # No worker consumes: the stuck request waits for one instead of a fast 503.
         RLVR_WORKER_WAIT_S="600",
     )
-    server, base_url = _start_server(env, tmp_path / "api.log")
+    server, base_url = start_server_without_workers(env, tmp_path / "api.log")
     connection = None
     try:
         # Two items wait for a worker that never comes: the service is full.

@@ -7,7 +7,6 @@ Before: requests queued without bound, six stuck requests held every thread of t
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -20,12 +19,11 @@ from tests.integration.limits.helpers import (
     post_rewards,
     private_broker,
     sleeper_items,
+    start_server_without_workers,
     wait_for_inflight,
 )
 from tests.support import (
     AUTH,
-    ManagedProcess,
-    free_port,
     service_env,
     start_worker,
     wait_until,
@@ -35,24 +33,6 @@ pytestmark = pytest.mark.slow
 
 # "/readyz must answer within ~1 s always": the bound, with slack for a busy machine.
 READYZ_BOUND_S = 2.5
-
-
-def _start_server_without_workers(env: dict[str, str], log: Path) -> tuple[ManagedProcess, str]:
-    port = free_port()
-    server = ManagedProcess(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env, log
-    )
-    base_url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return not server.alive()
-
-    wait_until(up, 90, "the HTTP server to start")
-    assert server.alive(), server.log_tail()
-    return server, base_url
 
 
 def _readyz(base_url: str) -> httpx.Response:
@@ -73,7 +53,7 @@ def test_past_capacity_requests_are_refused_at_once_and_readyz_stays_honest(
         # Requests wait for the worker that comes later, as during a worker's restart.
         RLVR_WORKER_WAIT_S="600",
     )
-    server, base_url = _start_server_without_workers(env, tmp_path / "api.log")
+    server, base_url = start_server_without_workers(env, tmp_path / "api.log")
     worker = None
     try:
         ready = _readyz(base_url)
@@ -128,7 +108,7 @@ def test_readyz_answers_while_requests_wait_on_busy_workers(
     """Requests stuck behind busy workers hold no thread of the API: /readyz still answers."""
     env = service_env(RLVR_DATABASE_URL=pg_url, RLVR_BROKER_URL=private_broker(redis_url, 10))
     worker = start_worker(env, tmp_path / "worker.log", concurrency=1)
-    server, base_url = _start_server_without_workers(env, tmp_path / "api.log")
+    server, base_url = start_server_without_workers(env, tmp_path / "api.log")
     try:
         wait_until(lambda: _readyz(base_url).status_code == 200, 30, "/readyz 200")
         waiting: list[InFlight] = [

@@ -6,7 +6,11 @@ those refusals took as much of the API's one event loop as the work it kept, eve
 audit reads too) waited ~10 s before it was seen, and the refusals themselves came after
 seconds. The gate answers 503 + ``Retry-After`` from the request line alone whenever
 ``Limits.refusal`` says a one-item request would be shed right now: the same thresholds, asked
-earlier. What passes meets every limit as before.
+earlier. What passes meets every limit as before. Likewise, a request whose key its own
+limits refused lately (``per_key``: requests per second, requests in flight) is answered its 429
+here while they would still refuse it, without reading the body or checking the key again: at
+twice the capacity most refusals are these, and each used to wait behind the work it was
+refused to protect.
 
 It also sees the queue that is the API's own: a request read whole waits for its key's check,
 the key's limits and one of the API's threads before it reaches ``admit``, and at twice the
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from service.errors import ServiceError
 from service.limits.policy import Limits
 from service.metrics import SHED_REQUESTS
 from service.validation import ASGIApp, Message, Receive, Scope, Send
@@ -43,22 +48,34 @@ def is_work_request(scope: Scope) -> bool:
 
 
 class AdmissionGate:
-    """ASGI middleware: a work request that would be shed gets its 503 before its body is read.
+    """ASGI middleware: a work request that would be shed gets its 503 before its body is read,
+    and a request whose key is past its own limits its 429.
 
     ``limits`` returns the reward service's ``Limits`` once the application has started (None
-    before: then every request passes, and ``admit`` still holds the line).
+    before: then every request passes, and ``admit`` still holds the line). ``key_of`` returns
+    the id of the request's key when that key has been verified before (None otherwise: an
+    unverified key is never counted against, nor refused for, the key it names).
     """
 
-    def __init__(self, app: ASGIApp, limits: Callable[[], Limits | None]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limits: Callable[[], Limits | None],
+        key_of: Callable[[Scope], str | None] | None = None,
+    ) -> None:
         self.app = app
         self.limits = limits
+        self.key_of = key_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limits = self.limits() if scope["type"] == "http" and is_work_request(scope) else None
         if limits is None:
             await self.app(scope, receive, send)
             return
-        refusal = limits.refusal(1)
+        refusal: tuple[str, ServiceError] | None = limits.refusal(1)
+        key_id = self.key_of(scope) if refusal is None and self.key_of is not None else None
+        if key_id is not None:
+            refusal = await limits.key_refusal(key_id)
         if refusal is not None:
             reason, error = refusal
             SHED_REQUESTS.labels(f"gate_{reason}").inc()

@@ -1,6 +1,8 @@
 """The limits a reward request passes, in the order it meets them.
 
-- per key (``per_key``): requests per second and requests in flight, 429 past either;
+- per key (``per_key``): requests per second and requests in flight, 429 past either; for a
+  while after it refused a key, the admission gate asks the same (``key_refusal``) before
+  reading that key's next bodies;
 - load shedding (``admit``): items in flight in this API process, the lag of its event loop,
   and the wait the items mean at the pace this process has been finishing items lately, 503
   past any of them; the admission gate (``admission.py``) asks the same question for one item
@@ -37,6 +39,9 @@ PACE_WINDOW_S = 10.0
 PACE_MIN_REQUESTS = 5
 # How often the event loop's lag is measured (Limits.watch_loop).
 LOOP_TICK_S = 0.1
+# For this long after a key's request was refused by its rate or concurrency limit, the
+# admission gate looks that key's limits up before reading its next requests' bodies.
+KEY_PRESSURE_S = 2.0
 
 # The ticket of the work request being handled, from the admission gate to ``admit``.
 _ARRIVAL: contextvars.ContextVar[int | None] = contextvars.ContextVar("rlvr_arrival", default=None)
@@ -85,6 +90,8 @@ class Limits:
         # the order they came, so the first is the one that has waited longest.
         self._waiting: dict[int, float] = {}
         self._tickets = itertools.count()
+        # Keys per_key refused lately: key id -> when (monotonic).
+        self._pressed: dict[str, float] = {}
 
     @property
     def inflight_items(self) -> int:
@@ -99,29 +106,67 @@ class Limits:
                 f"rate:{key_id}", float(settings.rate_limit_burst), settings.rate_limit_rps, 1.0
             )
             if wait > 0:
-                SHED_REQUESTS.labels("key_rate").inc()
-                raise RateLimited(
-                    f"this API key sent more than {settings.rate_limit_rps:g} requests per "
-                    f"second (burst {settings.rate_limit_burst}); retry later",
-                    wait,
-                )
+                raise self._key_refused(key_id, "key_rate", wait)
         lease = None
         limit = settings.max_concurrent_requests_per_key
         if limit > 0:
             lease_s = settings.request_timeout_s + SLOT_LEASE_SLACK_S
             lease = await self.store.acquire_slot(f"concurrency:{key_id}", limit, lease_s)
             if lease is None:
-                SHED_REQUESTS.labels("key_concurrency").inc()
-                raise RateLimited(
-                    f"this API key has {limit} requests in flight already; retry when one ends",
-                    1.0,
-                    code="too_many_concurrent_requests",
-                )
+                raise self._key_refused(key_id, "key_concurrency")
         try:
             yield
         finally:
             if lease is not None:
                 await self.store.release_slot(f"concurrency:{key_id}", lease)
+
+    async def key_refusal(self, key_id: str) -> tuple[str, RateLimited] | None:
+        """What ``per_key`` would answer a new request of this key right now, counting
+        nothing: the admission gate asks it before reading a body. Only a key ``per_key``
+        refused within ``KEY_PRESSURE_S`` is looked up in the store; any other key passes
+        without a round trip, so the gate costs nothing while keys stay within their limits."""
+        with self._lock:
+            refused_at = self._pressed.get(key_id)
+        if refused_at is None or self._clock() - refused_at > KEY_PRESSURE_S:
+            return None
+        settings = self.settings
+        wait, in_use = await self.store.peek(
+            f"rate:{key_id}",
+            float(settings.rate_limit_burst),
+            settings.rate_limit_rps,
+            f"concurrency:{key_id}",
+        )
+        if settings.rate_limit_rps > 0 and wait > 0:
+            return "key_rate", self._key_limit_error("key_rate", wait)
+        limit = settings.max_concurrent_requests_per_key
+        if limit > 0 and in_use >= limit:
+            return "key_concurrency", self._key_limit_error("key_concurrency")
+        return None
+
+    def _key_refused(self, key_id: str, reason: str, wait: float = 1.0) -> RateLimited:
+        """Count ``per_key``'s refusal and remember it: for ``KEY_PRESSURE_S`` the gate looks
+        this key's limits up before reading its requests' bodies."""
+        SHED_REQUESTS.labels(reason).inc()
+        with self._lock:
+            if len(self._pressed) > 10_000:
+                self._pressed.clear()
+            self._pressed[key_id] = self._clock()
+        return self._key_limit_error(reason, wait)
+
+    def _key_limit_error(self, reason: str, wait: float = 1.0) -> RateLimited:
+        settings = self.settings
+        if reason == "key_rate":
+            return RateLimited(
+                f"this API key sent more than {settings.rate_limit_rps:g} requests per "
+                f"second (burst {settings.rate_limit_burst}); retry later",
+                wait,
+            )
+        return RateLimited(
+            f"this API key has {settings.max_concurrent_requests_per_key} requests in flight "
+            "already; retry when one ends",
+            1.0,
+            code="too_many_concurrent_requests",
+        )
 
     @contextmanager
     def admit(self, items: int) -> Iterator[None]:

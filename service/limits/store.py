@@ -38,6 +38,13 @@ class LimitStore(Protocol):
 
     async def release_slot(self, name: str, lease: str) -> None: ...
 
+    async def peek(
+        self, bucket: str, capacity: float, per_s: float, slots: str
+    ) -> tuple[float, int]:
+        """Counting nothing: the seconds until one token of ``bucket`` would be there (0.0 if
+        it is), and how many of ``slots``' leases are held."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -93,6 +100,16 @@ class MemoryStore:
         with self._lock:
             self._slots.get(name, {}).pop(lease, None)
 
+    async def peek(
+        self, bucket: str, capacity: float, per_s: float, slots: str
+    ) -> tuple[float, int]:
+        now = time.monotonic()
+        with self._lock:
+            state = self._refilled(bucket, capacity, per_s, now) if per_s > 0 else None
+            wait = 0.0 if state is None or state.tokens >= 1.0 else (1.0 - state.tokens) / per_s
+            held = sum(1 for until in self._slots.get(slots, {}).values() if until > now)
+            return wait, held
+
     async def aclose(self) -> None:
         return None
 
@@ -133,6 +150,26 @@ return 1
 """
 
 
+# What a request would meet, counting nothing: the wait for one token and the live leases.
+_PEEK = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local capacity, per_s = tonumber(ARGV[1]), tonumber(ARGV[2])
+local wait = 0
+if per_s > 0 then
+  local state = redis.call('HMGET', KEYS[1], 'tokens', 'updated')
+  local tokens = tonumber(state[1]) or capacity
+  local updated = tonumber(state[2]) or now
+  tokens = math.min(capacity, tokens + math.max(0, now - updated) * per_s)
+  if tokens < 1 then
+    wait = (1 - tokens) / per_s
+  end
+end
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {tostring(wait), redis.call('ZCOUNT', KEYS[2], '(' .. now_ms, '+inf')}
+"""
+
+
 class RedisStore:
     """The deployed shape's counts, shared by every API process through Redis.
 
@@ -162,11 +199,12 @@ class RedisStore:
             self._client = redis.asyncio.Redis(connection_pool=pool)
         return self._client
 
-    async def _script(self, script: str, key: str, *args: Any) -> Any:
+    async def _script(self, script: str, key: str, *args: Any, keys: tuple[str, ...] = ()) -> Any:
         from redis.exceptions import RedisError
 
+        names = [KEY_PREFIX + name for name in (key, *keys)]
         try:
-            return await self._redis().eval(script, 1, KEY_PREFIX + key, *args)
+            return await self._redis().eval(script, len(names), *names, *args)
         except (RedisError, OSError) as exc:
             log.warning("limits: Redis did not answer (%s); letting the request through", exc)
             return None
@@ -182,6 +220,15 @@ class RedisStore:
         lease = uuid.uuid4().hex
         taken = await self._script(_ACQUIRE, name, str(limit), lease, str(int(lease_s * 1000)))
         return lease if taken is None or int(taken) == 1 else None
+
+    async def peek(
+        self, bucket: str, capacity: float, per_s: float, slots: str
+    ) -> tuple[float, int]:
+        found = await self._script(_PEEK, bucket, repr(capacity), repr(per_s), keys=(slots,))
+        if found is None:  # Redis did not answer: let the request meet the limits themselves
+            return 0.0, 0
+        wait, held = found
+        return float(wait), int(held)
 
     async def release_slot(self, name: str, lease: str) -> None:
         from redis.exceptions import RedisError

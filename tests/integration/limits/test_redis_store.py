@@ -56,6 +56,32 @@ def test_slots_are_shared_released_and_lapse(redis_url: str) -> None:
     asyncio.run(scenario())
 
 
+def test_a_peek_sees_what_other_processes_hold_and_counts_nothing(redis_url: str) -> None:
+    bucket, slots = f"rate:{uuid.uuid4()}", f"concurrency:{uuid.uuid4()}"
+
+    async def scenario() -> None:
+        first, second = RedisStore(redis_url), RedisStore(redis_url)
+        try:
+            assert await second.peek(bucket, 2.0, 0.1, slots) == (0.0, 0)  # nothing used yet
+            for _ in range(2):
+                assert await first.take(bucket, 2.0, 0.1, 1.0) == 0.0
+            lease = await first.acquire_slot(slots, 2, 60.0)
+            assert lease is not None
+            wait, held = await second.peek(bucket, 2.0, 0.1, slots)
+            assert 5.0 < wait <= 10.0 and held == 1
+            # Looking took nothing: the other slot is still there, the bucket no emptier.
+            assert await second.acquire_slot(slots, 2, 60.0) is not None
+            assert (await second.peek(bucket, 2.0, 0.1, slots))[1] == 2
+            await first.release_slot(slots, lease)
+            assert (await first.peek(bucket, 2.0, 0.1, slots))[1] == 1
+            assert 5.0 < await first.take(bucket, 2.0, 0.1, 1.0) <= 10.0
+        finally:
+            await first.aclose()
+            await second.aclose()
+
+    asyncio.run(scenario())
+
+
 def test_a_redis_that_does_not_answer_lets_requests_through(unused_port: int) -> None:
     async def scenario() -> None:
         store = RedisStore(f"redis://127.0.0.1:{unused_port}/0")
@@ -64,6 +90,7 @@ def test_a_redis_that_does_not_answer_lets_requests_through(unused_port: int) ->
             lease = await store.acquire_slot("concurrency:k", 1, 60.0)
             assert lease is not None
             await store.release_slot("concurrency:k", lease)
+            assert await store.peek("rate:k", 1.0, 1.0, "concurrency:k") == (0.0, 0)
         finally:
             await store.aclose()
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from service.limits.admission import AdmissionGate, is_work_request
-from service.limits.policy import Limits
+from service.limits.errors import RateLimited
+from service.limits.policy import KEY_PRESSURE_S, Limits
 from service.limits.store import MemoryStore
 from service.settings import Settings
 
@@ -285,3 +286,116 @@ def test_watch_loop_sees_a_loop_that_is_kept_busy() -> None:
 )
 def test_which_requests_are_work(method: str, path: str, work: bool) -> None:
     assert is_work_request({"type": "http", "method": method, "path": path}) is work
+
+
+class _CountingStore(MemoryStore):
+    """The embedded store, counting how often the gate looks a key's limits up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peeks = 0
+
+    async def peek(
+        self, bucket: str, capacity: float, per_s: float, slots: str
+    ) -> tuple[float, int]:
+        self.peeks += 1
+        return await super().peek(bucket, capacity, per_s, slots)
+
+
+def _keyed_call(gate: AdmissionGate, key: str) -> tuple[list[dict[str, Any]], int]:
+    """POST /v1/rewards with ``key`` as the key the gate's ``key_of`` reads back."""
+    sent: list[dict[str, Any]] = []
+    reads = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        return {"type": "http.request", "body": b'{"items": []}', "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [(b"authorization", key.encode())]
+    scope = {"type": "http", "method": "POST", "path": "/v1/rewards", "headers": headers}
+    asyncio.run(gate(scope, receive, send))
+    return sent, reads
+
+
+def _key_of(scope: Any) -> str | None:
+    return dict(scope["headers"]).get(b"authorization", b"").decode() or None
+
+
+def _per_key_refused(limits: Limits, key_id: str) -> None:
+    async def attempt() -> None:
+        async with limits.per_key(key_id):
+            pass
+
+    with pytest.raises(RateLimited):
+        asyncio.run(attempt())
+
+
+def _hold_slot(limits: Limits, key_id: str) -> tuple[Any, asyncio.AbstractEventLoop]:
+    """One of ``key_id``'s requests in flight, until the returned context is left."""
+    loop = asyncio.new_event_loop()
+    held = limits.per_key(key_id)
+    loop.run_until_complete(held.__aenter__())
+    return held, loop
+
+
+def test_a_key_past_its_concurrency_is_refused_by_the_gate_unread_until_a_slot_frees() -> None:
+    now = [0.0]
+    store = _CountingStore()
+    settings = Settings(broker_url=None, max_concurrent_requests_per_key=1)  # type: ignore[call-arg]
+    limits = Limits(settings, store, clock=lambda: now[0])
+    inner = _Inner()
+    gate = AdmissionGate(inner, lambda: limits, key_of=_key_of)
+
+    # Within its limits, a key passes the gate without a look at the store.
+    sent, reads = _keyed_call(gate, "busy")
+    assert sent[0]["status"] == 200 and reads == 1 and store.peeks == 0
+
+    held, loop = _hold_slot(limits, "busy")
+    _per_key_refused(limits, "busy")  # per_key refused it once: the gate now looks it up
+    sent, reads = _keyed_call(gate, "busy")
+    assert reads == 0 and store.peeks == 1
+    start, body = sent
+    assert start["status"] == 429
+    assert dict(start["headers"])[b"retry-after"] == b"1"
+    assert json.loads(body["body"])["error"]["code"] == "too_many_concurrent_requests"
+
+    # Another key, and a request whose key is not known, are not held back by it.
+    for key in ("other", ""):
+        sent, reads = _keyed_call(gate, key)
+        assert sent[0]["status"] == 200 and reads == 1
+
+    loop.run_until_complete(held.__aexit__(None, None, None))
+    loop.close()
+    sent, reads = _keyed_call(gate, "busy")  # its slot is free again
+    assert sent[0]["status"] == 200 and reads == 1
+
+    # Once the refusal is older than the pressure window the store is not asked any more.
+    peeks = store.peeks
+    now[0] += KEY_PRESSURE_S + 0.1
+    sent, _ = _keyed_call(gate, "busy")
+    assert sent[0]["status"] == 200 and store.peeks == peeks
+
+
+def test_a_key_past_its_rate_is_refused_by_the_gate_with_the_wait_until_its_next_token() -> None:
+    settings = Settings(broker_url=None, rate_limit_rps=0.5, rate_limit_burst=1)  # type: ignore[call-arg]
+    limits = Limits(settings, MemoryStore())
+    gate = AdmissionGate(_Inner(), lambda: limits, key_of=_key_of)
+
+    async def one() -> None:
+        async with limits.per_key("fast"):
+            pass
+
+    asyncio.run(one())  # the burst of one is spent
+    _per_key_refused(limits, "fast")
+    sent, reads = _keyed_call(gate, "fast")
+    assert reads == 0
+    start, body = sent
+    assert start["status"] == 429
+    assert json.loads(body["body"])["error"]["code"] == "rate_limited"
+    assert 1 <= int(dict(start["headers"])[b"retry-after"]) <= 2
+    refusal = asyncio.run(limits.key_refusal("fast"))
+    assert refusal is not None and refusal[0] == "key_rate"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -72,7 +74,23 @@ RUN_HEALTH = Gauge(
 )
 
 
-def observe_run_health(tenant: str, run_id: str, kinds: Iterable[str]) -> None:
+# The runs whose series RUN_HEALTH holds, least recently checked first. Every check of a new
+# run adds a series per kind, and a series stays until it is removed: without this bound
+# /metrics grew with every run ever checked. One lock: several threads answer health reads.
+_GAUGED_RUNS: OrderedDict[tuple[str, str], None] = OrderedDict()
+_GAUGED_RUNS_LOCK = threading.Lock()
+
+
+def observe_run_health(tenant: str, run_id: str, kinds: Iterable[str], keep_runs: int) -> None:
+    """Set a run's gauges from its last check; only the ``keep_runs`` runs checked last keep
+    their series, the others' are removed (a run no one checks any more is not watched)."""
     raised = set(kinds)
-    for kind in RUN_HEALTH_KINDS:
-        RUN_HEALTH.labels(tenant, run_id, kind).set(1.0 if kind in raised else 0.0)
+    with _GAUGED_RUNS_LOCK:
+        _GAUGED_RUNS[(tenant, run_id)] = None
+        _GAUGED_RUNS.move_to_end((tenant, run_id))
+        for kind in RUN_HEALTH_KINDS:
+            RUN_HEALTH.labels(tenant, run_id, kind).set(1.0 if kind in raised else 0.0)
+        while len(_GAUGED_RUNS) > keep_runs:
+            (old_tenant, old_run_id), _ = _GAUGED_RUNS.popitem(last=False)
+            for kind in RUN_HEALTH_KINDS:
+                RUN_HEALTH.remove(old_tenant, old_run_id, kind)

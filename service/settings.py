@@ -122,6 +122,9 @@ class Settings(BaseSettings):
     # A rejected numeric answer within this relative distance of the ground truth is queued
     # for review as "possibly correct".
     health_close_rel_tol: float = Field(default=0.01, gt=0, le=1)
+    # Runs whose rlvr_run_health_warning series /metrics keeps: the ones checked last (a series
+    # per warning kind each); an older run's series are removed when a new run is checked.
+    run_health_gauge_runs: int = Field(default=200, ge=1)
 
     # The promotion gate: moving one of these aliases first runs the candidate over the
     # verifier's labelled inputs and canary cases; it is refused when a case is contradicted

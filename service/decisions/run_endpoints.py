@@ -52,7 +52,8 @@ def get_run_health(
     """Warnings from the run's recent steps: timeouts, errors, all-same groups, length without
     reward, a version change, flags, and rejected answers that look correct."""
     health = RunService(session, caller.tenant_id).health(run_id, health_budgets(settings))
-    observe_run_health(caller.tenant_id, run_id, [warning.kind for warning in health.warnings])
+    kinds = [warning.kind for warning in health.warnings]
+    observe_run_health(caller.tenant_id, run_id, kinds, settings.run_health_gauge_runs)
     return health
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from service.auth.dependencies import Authenticator, require_operator
+from service.auth.dependencies import Authenticator, presented_key, require_operator
 from service.catalog.case_endpoints import router as cases_router
 from service.catalog.endpoints import router as catalog_router
 from service.compat.endpoints import router as compat_router
@@ -36,6 +36,7 @@ from service.experiments.endpoints import router as experiments_router
 from service.experiments.replay_endpoints import router as replays_router
 from service.graders.endpoints import router as graders_router
 from service.health.endpoints import router as health_router
+from service.json_depth import NAMED_DEPTH, too_deep_at
 from service.limits.admission import AdmissionGate
 from service.limits.policy import Limits
 from service.promotion.endpoints import router as promotion_router
@@ -43,7 +44,7 @@ from service.rewards.endpoints import router as rewards_router
 from service.rewards.service import RewardService
 from service.settings import Settings, get_settings
 from service.ui.endpoints import install_dashboard
-from service.validation import BodySizeLimit
+from service.validation import BodySizeLimit, Scope
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +73,30 @@ _HTTP_CODES = {
 }
 
 
+def _location(parts: Iterable[object]) -> str:
+    """The keys and indexes of a place in a body, dotted; JSON nested hundreds of levels deep
+    (past pydantic's or the parser's depth) is cut to its start, which says where."""
+    location = ".".join(str(part) for part in parts)
+    return location[:200] + "…" if len(location) > 200 else location
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors()[:10]:
-        location = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-        if len(location) > 200:  # JSON nested to pydantic's depth limit: its start says where
-            location = location[:200] + "…"
+        location = _location(part for part in error.get("loc", ()) if part != "body")
         parts.append(f"{location or 'body'}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)
+
+
+async def _too_deep_message(request: Request) -> str:
+    """Where a body FastAPI's JSON parser gave up on (a RecursionError, which FastAPI answers
+    with a 400 naming nothing) is nested too deep. Walked only for such a body, off the event
+    loop: the walk takes time in proportion to the body before that place."""
+    path = await run_in_threadpool(too_deep_at, await request.body(), NAMED_DEPTH)
+    message = "the body is nested too deep to parse"
+    if path is None:
+        return message
+    return f"{message}: more than {NAMED_DEPTH} levels at {_location(path)}"
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -114,6 +131,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI raises its "error parsing the body" 400 from what json.loads raised.
+        if isinstance(exc.__cause__, RecursionError):
+            return _error(400, "bad_request", await _too_deep_message(request))
+        if isinstance(exc.__cause__, ValueError):  # bytes not UTF-8, an integer of 5000 digits
+            return _error(400, "bad_request", f"the body is not valid JSON: {exc.__cause__}")
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
@@ -143,6 +165,20 @@ def install_error_handlers(app: FastAPI) -> None:
 def _limits_of(app: FastAPI) -> Limits | None:
     service: RewardService | None = getattr(app.state, "reward_service", None)
     return service.limits if service is not None else None
+
+
+def _known_key_of(app: FastAPI) -> Callable[[Scope], str | None]:
+    """For the admission gate: the id of the key a request presents, if verified before."""
+
+    def key_of(scope: Scope) -> str | None:
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                presented = presented_key(value.decode("latin-1"))
+                authenticator: Authenticator = app.state.authenticator
+                return authenticator.known_key_id(presented) if presented else None
+        return None
+
+    return key_of
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -195,7 +231,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
     # Outermost: a work request the service would shed is answered before its body is read.
-    app.add_middleware(AdmissionGate, limits=lambda: _limits_of(app))
+    app.add_middleware(AdmissionGate, limits=lambda: _limits_of(app), key_of=_known_key_of(app))
     app.state.authenticator = Authenticator(settings)
     install_error_handlers(app)
     app.include_router(health_router)

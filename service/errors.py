@@ -3,6 +3,7 @@ shape ``{"error": {"code", "message"}}``, which every router documents with ERRO
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel
@@ -62,6 +63,26 @@ class PayloadTooLarge(ServiceError):
     code = "payload_too_large"
 
 
+def retry_after_header(seconds: float) -> dict[str, str]:
+    # Whole seconds, at least one: a client that retries at once would only be refused again.
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+class RateLimited(ServiceError):
+    """The caller (its key or its tenant) is past one of its limits: retry after a while. A
+    429 rather than a 401 even where a key check is throttled, so a client retries."""
+
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after_s: float, *, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str]:
+        return retry_after_header(self.retry_after_s)
+
+
 class DependencyUnavailable(ServiceError):
     """A database, broker or worker pool does not answer: retry later, nothing was decided."""
 
@@ -95,11 +116,13 @@ _ERROR_DESCRIPTIONS = {
     "cannot be read).",
     413: "payload_too_large: the body is over RLVR_MAX_BODY_BYTES, an item field over its cap, "
     "or too many items; the message names which.",
+    429: "rate_limited (or a more precise code): this key or tenant is past one of its limits, "
+    "or its key's checks failed lately; retry after Retry-After seconds.",
     422: "JSON of the wrong shape or values, or a query or path parameter out of its bounds: "
     "the message names the field. Not worth retrying unchanged.",
 }
 # The error statuses a route may answer, for its OpenAPI description.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, **_described(status)}
-    for status in (400, 401, 403, 404, 409, 413, 422, 503)
+    for status in (400, 401, 403, 404, 409, 413, 422, 429, 503)
 }

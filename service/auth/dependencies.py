@@ -2,8 +2,10 @@
 HTTP Basic's password) → a Principal.
 
 A verified key is remembered for ``CHECK_TTL_S`` seconds per API process, so a training loop
-does not pay a scrypt check and a database read on every request; a revoked key stops working
-within that time everywhere.
+does not pay a database read on every request; a revoked key stops working within that time
+everywhere. After that its row is read again, and the scrypt check (~45 ms of CPU) runs again
+only if the row's hash is not the one the key matched. A key that never matched here is checked
+only as often as ``throttle.FailedChecks`` allows.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.utils import get_authorization_scheme_param
 from sqlalchemy.exc import OperationalError
 
 from service.auth.keys import BOOTSTRAP_KEY_ID, key_id_of, key_matches
-from service.auth.service import AuthService, Principal, bootstrap_keys
+from service.auth.service import AuthService, KeyCheck, Principal, bootstrap_keys
+from service.auth.throttle import FailedChecks
 from service.db.base import utcnow
 from service.db.session import session_scope
 from service.errors import DependencyUnavailable, Forbidden, Unauthorized
@@ -33,19 +38,35 @@ from service.settings import Settings
 log = logging.getLogger(__name__)
 CHECK_TTL_S = 5.0
 MAX_KEY_CHARS = 256
+# Keys remembered as verified, and key ids with a lock; past this the oldest are dropped.
+MAX_REMEMBERED = 10_000
 bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`.")
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """A key's last successful check: whom it stands for, until when, the stored hash it
+    matched (the same hash found again needs no scrypt), and when (``Authenticator``'s clock)."""
+
+    principal: Principal
+    expires_at: datetime | None
+    secret_hash: str
+    checked_at: float
 
 
 class Authenticator:
     """Checks presented keys against the database, remembering recent answers briefly."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
+        self._clock = clock
         self._lock = threading.Lock()
-        # sha256(key) → (principal, expires_at, checked at): never the key itself.
-        self._recent: dict[str, tuple[Principal, datetime | None, float]] = {}
-        # sha256(key) → the lock held while that key is being checked.
+        # sha256(key) → its last successful check, never the key itself; kept past CHECK_TTL_S,
+        # least recently checked first: a key in it is known good and never throttled.
+        self._verified: dict[str, Verified] = {}
+        # key id → the lock held while a key of that id is being checked.
         self._checking: dict[str, threading.Lock] = {}
+        self._failures = FailedChecks(clock)
         self._bootstrapped = False
 
     def bootstrap(self) -> None:
@@ -73,36 +94,91 @@ class Authenticator:
     def authenticate(self, presented: str) -> Principal:
         if not presented or len(presented) > MAX_KEY_CHARS:
             raise Unauthorized("invalid API key")
-        fingerprint = hashlib.sha256(presented.encode("utf-8", "surrogatepass")).hexdigest()
-        hit = self._fresh(fingerprint)
-        if hit is None:
-            # One check per key at a time: when a busy key's answer lapsed, every request in
-            # flight missed together and each ran its own ~40 ms scrypt on the API's threads;
-            # at twice the capacity the herd stalled all requests for seconds every 5 s.
-            with self._lock:
-                if len(self._checking) > 10_000:
-                    self._checking.clear()
-                checking = self._checking.setdefault(fingerprint, threading.Lock())
-            with checking:
-                hit = self._fresh(fingerprint)
-                if hit is None:
-                    now = time.monotonic()
-                    hit = self._check(presented)
-                    with self._lock:
-                        if len(self._recent) > 10_000:
-                            self._recent.clear()
-                        self._recent[fingerprint] = (*hit, now)
-        principal, expires_at = hit
-        if expires_at is not None and expires_at <= utcnow():
+        fingerprint = _fingerprint(presented)
+        verified = self._fresh(fingerprint) or self._verify(presented, fingerprint)
+        if verified.expires_at is not None and verified.expires_at <= utcnow():
             raise Unauthorized("API key expired")
-        return principal
+        return verified.principal
 
-    def _fresh(self, fingerprint: str) -> tuple[Principal, datetime | None] | None:
+    def known_key_id(self, presented: str) -> str | None:
+        """The id of a key verified before in this process, else None: for the admission gate,
+        which refuses a request in its key's name before reading its body, and must never do so
+        for a key it cannot tell from a guess."""
         with self._lock:
-            hit = self._recent.get(fingerprint)
-        if hit is None or time.monotonic() - hit[2] >= CHECK_TTL_S:
+            verified = self._verified.get(_fingerprint(presented))
+        return verified.principal.key_id if verified is not None else None
+
+    def _verify(self, presented: str, fingerprint: str) -> Verified:
+        """Check a key whose answer is not fresh, one key id at a time: when a busy key's
+        answer lapsed, every request in flight missed together and each ran its own check;
+        and wrong secrets for one id sent together wait for the first one's failure, which
+        then refuses the rest (``FailedChecks``) instead of costing a scrypt each."""
+        if self._not_the_bootstrap_key(presented):
+            raise Unauthorized("invalid API key")
+        key_id = key_id_of(presented)
+        with self._lock:
+            if len(self._checking) > MAX_REMEMBERED:
+                self._checking.clear()
+            checking = self._checking.setdefault(key_id, threading.Lock())
+        with checking:
+            fresh = self._fresh(fingerprint)
+            if fresh is not None:  # checked by the request this one waited for
+                return fresh
+            with self._lock:
+                known = self._verified.get(fingerprint)
+            if known is None:
+                self._failures.admit(key_id)
+            return self._check(presented, fingerprint, key_id, known)
+
+    def _check(
+        self, presented: str, fingerprint: str, key_id: str, known: Verified | None
+    ) -> Verified:
+        """The key against its row, read every time (a revocation, an expiry or a new hash
+        shows at once); scrypt only if the row's hash is not the one this key matched."""
+        checked_at = self._clock()
+        found = self._lookup(presented)
+        if found is not None and (
+            (known is not None and found.secret_hash == known.secret_hash)
+            or self._matches(presented, key_id, found)
+        ):
+            expires_at = found.expires_at
+            if expires_at is not None and expires_at.tzinfo is None:  # SQLite drops the zone
+                expires_at = expires_at.replace(tzinfo=utcnow().tzinfo)
+            verified = Verified(found.principal, expires_at, found.secret_hash, checked_at)
+            self._remember(fingerprint, verified)
+            return verified
+        with self._lock:
+            self._verified.pop(fingerprint, None)
+        raise Unauthorized("invalid API key")
+
+    def _matches(self, presented: str, key_id: str, found: KeyCheck) -> bool:
+        """The scrypt check; a failure backs the key id off."""
+        if key_matches(presented, found.secret_hash):
+            return True
+        self._failures.failed(key_id)
+        return False
+
+    def _lookup(self, presented: str) -> KeyCheck | None:
+        try:
+            self.bootstrap()
+            with session_scope(self.settings) as session:
+                return AuthService(session).lookup(presented)
+        except OperationalError as exc:
+            raise DependencyUnavailable("database", type(exc).__name__) from exc
+
+    def _fresh(self, fingerprint: str) -> Verified | None:
+        with self._lock:
+            verified = self._verified.get(fingerprint)
+        if verified is None or self._clock() - verified.checked_at >= CHECK_TTL_S:
             return None
-        return hit[0], hit[1]
+        return verified
+
+    def _remember(self, fingerprint: str, verified: Verified) -> None:
+        with self._lock:
+            self._verified.pop(fingerprint, None)  # to the end: the most recently checked
+            self._verified[fingerprint] = verified
+            if len(self._verified) > MAX_REMEMBERED:
+                del self._verified[next(iter(self._verified))]
 
     def _not_the_bootstrap_key(self, presented: str) -> bool:
         # Every string that is not a generated key is checked against the bootstrap key's
@@ -116,21 +192,17 @@ class Authenticator:
             presented.encode(*encoding), configured.get_secret_value().encode(*encoding)
         )
 
-    def _check(self, presented: str) -> tuple[Principal, datetime | None]:
-        if self._not_the_bootstrap_key(presented):
-            raise Unauthorized("invalid API key")
-        try:
-            self.bootstrap()
-            with session_scope(self.settings) as session:
-                found = AuthService(session).lookup(presented)
-        except OperationalError as exc:
-            raise DependencyUnavailable("database", type(exc).__name__) from exc
-        if found is None or not key_matches(presented, found.secret_hash):
-            raise Unauthorized("invalid API key")
-        expires_at = found.expires_at
-        if expires_at is not None and expires_at.tzinfo is None:  # SQLite drops the zone
-            expires_at = expires_at.replace(tzinfo=utcnow().tzinfo)
-        return found.principal, expires_at
+
+def _fingerprint(presented: str) -> str:
+    return hashlib.sha256(presented.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def presented_key(authorization: str) -> str | None:
+    """The key an ``Authorization`` header presents: a bearer token, or HTTP Basic's password."""
+    scheme, credentials = get_authorization_scheme_param(authorization)
+    if scheme.lower() == "bearer":
+        return credentials or None
+    return basic_password(authorization)
 
 
 def basic_password(authorization: str) -> str | None:
@@ -152,11 +224,10 @@ def require(scope: str | None) -> Callable[..., Principal]:
 
     def dependency(
         request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+        # Declared for the OpenAPI security scheme; the header is read by presented_key.
+        _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Principal:
-        presented = credentials.credentials if credentials is not None else None
-        if presented is None:
-            presented = basic_password(request.headers.get("authorization", ""))
+        presented = presented_key(request.headers.get("authorization", ""))
         if presented is None:
             raise Unauthorized("an API key is required: Authorization: Bearer <key>")
         authenticator: Authenticator = request.app.state.authenticator

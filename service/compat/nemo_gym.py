@@ -28,8 +28,14 @@ from fastapi import APIRouter, Body, Path, Query
 from pydantic import BaseModel, ValidationError
 
 from service.auth.dependencies import RewardsWriter
-from service.errors import ERROR_RESPONSES, DependencyUnavailable, InvalidRequest, ServiceError
-from service.limits.errors import Overloaded, RateLimited
+from service.errors import (
+    ERROR_RESPONSES,
+    DependencyUnavailable,
+    InvalidRequest,
+    RateLimited,
+    ServiceError,
+)
+from service.limits.errors import Overloaded
 from service.rewards.endpoints import RewardServiceDep
 from service.rewards.schemas import RewardsRequest
 from service.rewards.service import RewardService

@@ -17,7 +17,6 @@ from service.graders.schemas import (
 )
 from service.graders.service import GraderService
 from service.rewards.endpoints import (
-    LIMIT_RESPONSES,
     IdempotencyKey,
     RateLimitedWriter,
     RewardServiceDep,
@@ -26,7 +25,7 @@ from service.rewards.endpoints import (
 router = APIRouter(
     prefix="/v1/fine_tuning/alpha/graders",
     tags=["graders"],
-    responses={**ERROR_RESPONSES, **LIMIT_RESPONSES},
+    responses=ERROR_RESPONSES,
 )
 
 # Which decision a run was logged as, and the grader's verifier version (name@version).

@@ -1,29 +1,9 @@
-"""The answers of a limit: 429 (this caller is over its share) and 503 (the service is full)."""
+"""The service's answer when it is full: 503 (a caller over its share gets
+``service.errors.RateLimited``, 429)."""
 
 from __future__ import annotations
 
-import math
-
-from service.errors import ServiceError
-
-
-def retry_after_header(seconds: float) -> dict[str, str]:
-    # Whole seconds, at least one: a client that retries at once would only be refused again.
-    return {"Retry-After": str(max(1, math.ceil(seconds)))}
-
-
-class RateLimited(ServiceError):
-    """The caller (its key or its tenant) is past one of its limits: retry after a while."""
-
-    status_code = 429
-    code = "rate_limited"
-
-    def __init__(self, message: str, retry_after_s: float, *, code: str | None = None) -> None:
-        super().__init__(message, code=code)
-        self.retry_after_s = retry_after_s
-
-    def headers(self) -> dict[str, str]:
-        return retry_after_header(self.retry_after_s)
+from service.errors import ServiceError, retry_after_header
 
 
 class Overloaded(ServiceError):

@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
-from service.errors import PayloadTooLarge
-from service.limits.errors import Overloaded, RateLimited
+from service.errors import PayloadTooLarge, RateLimited
+from service.limits.errors import Overloaded
 from service.limits.store import LimitStore, make_store
 from service.metrics import INFLIGHT_ITEMS, SHED_REQUESTS
 from service.settings import Settings

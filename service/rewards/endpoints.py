@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
 from service.auth.dependencies import RewardsWriter
 from service.auth.service import Principal
-from service.errors import ERROR_RESPONSES, ErrorResponse
+from service.errors import ERROR_RESPONSES
 from service.rewards.schemas import RewardsRequest, RewardsResponse
 from service.rewards.service import RewardService
 
@@ -37,13 +37,11 @@ async def rate_limited_writer(
 
 # For every route that computes rewards (POST /v1/rewards, the compatibility routes).
 RateLimitedWriter = Annotated[Principal, Depends(rate_limited_writer)]
-# A limit's answer: 429 with Retry-After; a full service answers 503 with Retry-After.
-LIMIT_RESPONSES: dict[int | str, dict[str, Any]] = {429: {"model": ErrorResponse}}
 
 
 @router.post(
     "/rewards",
-    responses={200: {"model": RewardsResponse}, **ERROR_RESPONSES, **LIMIT_RESPONSES},
+    responses={200: {"model": RewardsResponse}, **ERROR_RESPONSES},
 )
 async def post_rewards(
     body: RewardsRequest,

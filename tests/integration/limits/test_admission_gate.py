@@ -131,3 +131,61 @@ def test_a_full_service_refuses_work_before_reading_its_body_and_stays_usable(
         if connection is not None:
             connection.close()
         server.stop()
+
+
+def test_a_key_past_its_requests_in_flight_is_refused_before_its_next_body_is_read(
+    pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = service_env(
+        RLVR_DATABASE_URL=pg_url,
+        RLVR_BROKER_URL=private_broker(redis_url, BROKER_DB),
+        RLVR_MAX_CONCURRENT_REQUESTS_PER_KEY="1",
+        RLVR_WORKER_WAIT_S="600",
+    )
+    server, base_url = start_server_without_workers(env, tmp_path / "api.log")
+    connection = None
+    try:
+        # The key's one request in flight waits for a worker that never comes.
+        stuck = post_rewards(base_url, {"verifier": "math", "items": math_items(1)})
+        wait_for_inflight(base_url, 1)
+        request = {"verifier": "math", "items": math_items(1)}
+        with httpx.Client(base_url=base_url, headers=AUTH, timeout=30) as client:
+            # Its next request is read, checked and refused by the key's limit...
+            refused = client.post("/v1/rewards", json=request)
+            assert refused.status_code == 429, refused.text
+            assert refused.json()["error"]["code"] == "too_many_concurrent_requests"
+
+        # ...and from then on refused from its headers alone, the body never sent.
+        connection = _Connection(base_url)
+        connection.send(
+            h11.Request(
+                method="POST",
+                target="/v1/rewards",
+                headers=[
+                    ("Host", connection.host),
+                    ("Authorization", f"Bearer {ADMIN_KEY}"),
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(json.dumps(request)))),
+                ],
+            )
+        )
+        head, payload = connection.response()
+        assert head.status_code == 429
+        headers = {name.decode(): value.decode() for name, value in head.headers}
+        assert int(headers["retry-after"]) >= 1
+        assert json.loads(payload)["error"]["code"] == "too_many_concurrent_requests"
+
+        with httpx.Client(base_url=base_url, timeout=30) as client:
+            # A key the service has not verified is not refused in that key's name: it is
+            # checked as always (and this one is wrong).
+            forged = client.post(
+                "/v1/rewards", json=request, headers={"Authorization": f"Bearer {ADMIN_KEY}x"}
+            )
+            assert forged.status_code == 401, forged.text
+            metrics = client.get("/metrics", headers=AUTH).text
+        assert 'rlvr_limited_requests_total{limit="gate_key_concurrency"} 1.0' in metrics
+        assert not stuck.done
+    finally:
+        if connection is not None:
+            connection.close()
+        server.stop()

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from service.errors import RateLimited
 from service.limits.admission import AdmissionGate, is_work_request
-from service.limits.errors import RateLimited
 from service.limits.policy import KEY_PRESSURE_S, Limits
 from service.limits.store import MemoryStore
 from service.settings import Settings

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from service.errors import PayloadTooLarge
-from service.limits.errors import Overloaded, RateLimited
+from service.errors import PayloadTooLarge, RateLimited
+from service.limits.errors import Overloaded
 from service.limits.policy import Limits, SandboxDemand
 from service.limits.store import MemoryStore
 from service.settings import Settings

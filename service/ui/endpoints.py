@@ -25,7 +25,7 @@ from service.decisions.run_schemas import RunWarning
 from service.decisions.runs import RunService
 from service.decisions.service import AuditService
 from service.dependencies import SettingsDep
-from service.errors import Forbidden, NotFound, Unauthorized
+from service.errors import Forbidden, NotFound, RateLimited, Unauthorized
 from service.ui.auth import (
     COOKIE,
     SignInRequired,
@@ -97,6 +97,10 @@ def login(
         sign_in(request, key.strip())
     except (Unauthorized, Forbidden) as exc:
         return _page(request, "login.html", 401, next=_safe_next(next), reason=exc.message)
+    except RateLimited as exc:  # this key's id failed its checks lately: try again later
+        refused = _page(request, "login.html", 429, next=_safe_next(next), reason=exc.message)
+        refused.headers.update(exc.headers())
+        return refused
     response = RedirectResponse(_safe_next(next), status_code=303)
     response.set_cookie(
         COOKIE,

@@ -130,3 +130,19 @@ def test_labelling_from_the_page_needs_its_token(browser: TestClient, hostile_ru
     )
     assert done.status_code == 303
     assert "Labelled <strong>correct</strong>" in browser.get(f"/ui/decisions/{decision_path}").text
+
+
+def test_a_sign_in_while_the_keys_checks_back_off_shows_the_form_with_when_to_retry(
+    browser: TestClient, ui_settings: Settings
+) -> None:
+    with session_scope(ui_settings) as session:
+        row, key = AuthService(session).create_key("auditors", ["audit:read"])
+        key_id = row.id
+    guess = key[: -len(key.split("_")[-1])] + "x" * 43  # its id, a wrong secret
+    assert browser.post("/ui/login", data={"key": guess}).status_code == 401
+    # The id now backs off: the real key, never verified here yet, waits its turn too.
+    waiting = browser.post("/ui/login", data={"key": key, "next": "/ui/runs"})
+    assert waiting.status_code == 429 and "set-cookie" not in waiting.headers
+    assert waiting.headers["content-type"].startswith("text/html")
+    assert int(waiting.headers["retry-after"]) >= 1
+    assert "failed lately" in waiting.text and key_id in waiting.text

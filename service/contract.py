@@ -30,6 +30,19 @@ class ChunkItem:
     ground_truth: Any
     metadata: dict[str, Any]
 
+    def __reduce__(self) -> tuple[type[ChunkItem], tuple[Any, ...]]:
+        # Pickled to a pool process as its fields in order: the state methods that slots
+        # dataclasses get call ``fields()`` per item on both sides, a tenth of the API's time.
+        return ChunkItem, (
+            self.index,
+            self.id,
+            self.group_id,
+            self.prompt,
+            self.completion,
+            self.ground_truth,
+            self.metadata,
+        )
+
 
 _ITEM_FIELDS = tuple(ChunkItem.__dataclass_fields__)
 

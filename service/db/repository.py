@@ -9,6 +9,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Select, Text, bindparam, cast, func, literal_column, select
@@ -38,25 +39,36 @@ class Repository:
         return self.session.get_bind().dialect.name
 
     def _insert(self, model: type[Base]) -> Any:
-        """A Core insert that supports ON CONFLICT (Postgres and SQLite).
-
-        Core on the table, executed with a list of rows, so SQLAlchemy caches the compiled
-        statement and batches the rows ("insertmanyvalues"); a multi-VALUES insert would be
-        recompiled every time.
-        """
-        dialect = self.session.get_bind().dialect.name
-        table = model.__table__
-        if dialect == "postgresql":
-            return postgresql.insert(table)  # type: ignore[arg-type]
-        if dialect == "sqlite":
-            return sqlite.insert(table)  # type: ignore[arg-type]
-        raise RuntimeError(f"unsupported database dialect {dialect!r}")
+        """A Core insert that supports ON CONFLICT (Postgres and SQLite); see ``dialect_insert``."""
+        return dialect_insert(model, self.dialect)
 
     def _insert_ignoring_conflicts(self, model: type[Base], rows: Sequence[dict[str, Any]]) -> None:
         """Insert in one batched statement; rows whose key exists are left as they are."""
         if rows:
-            statement = self._insert(model).on_conflict_do_nothing()
+            statement = insert_ignoring_conflicts(model, self.dialect)
             self.session.connection().execute(statement, list(rows))
+
+
+def dialect_insert(model: type[Base], dialect: str) -> Any:
+    """A Core insert that supports ON CONFLICT (Postgres and SQLite).
+
+    Core on the table, executed with a list of rows, so SQLAlchemy caches the compiled
+    statement and batches the rows ("insertmanyvalues"); a multi-VALUES insert would be
+    recompiled every time.
+    """
+    table = model.__table__
+    if dialect == "postgresql":
+        return postgresql.insert(table)  # type: ignore[arg-type]
+    if dialect == "sqlite":
+        return sqlite.insert(table)  # type: ignore[arg-type]
+    raise RuntimeError(f"unsupported database dialect {dialect!r}")
+
+
+@cache
+def insert_ignoring_conflicts(model: type[Base], dialect: str) -> Any:
+    """``dialect_insert`` leaving rows whose key exists as they are; built once per process:
+    building it and its cache key again for every chunk cost more than SQLite spent on it."""
+    return dialect_insert(model, dialect).on_conflict_do_nothing()
 
 
 def json_rows(model: type[Base], prefix: str) -> Select[Any]:

@@ -41,6 +41,14 @@ def _write_at_once() -> Any:
     return select(inserted.c.id).add_cte(*rollup_ctes(every_row_new), cache_entries)
 
 
+@cache
+def _lookup_at_once() -> Any:
+    """Decisions by id (parameter ``ids``) and cached verdicts by key (``keys``), one query.
+    Built once: building it again for every chunk (the IN lists, the cache key of the
+    statement) cost more than running it."""
+    return union_all(DecisionRepository.verdicts_of(), VerdictCacheRepository.verdicts_of())
+
+
 class DecisionLog:
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -51,15 +59,15 @@ class DecisionLog:
     def lookup(self, ids: Iterable[uuid.UUID], keys: Iterable[str]) -> tuple[Stored, Cached]:
         """Decisions logged already (a redelivered chunk, a retried request), as stored, and
         verdicts of this version on the same inputs, by cache key: one query for both."""
-        wanted_ids, wanted_keys = list(ids), list(keys)
+        wanted_ids, wanted_keys = list(ids), sorted(set(keys))
         if not wanted_ids and not wanted_keys:
             return {}, {}
-        query = union_all(
-            self.decisions.verdicts_of(wanted_ids), self.cache.verdicts_of(wanted_keys)
+        rows = self.session.connection().execute(
+            _lookup_at_once(), {"ids": wanted_ids, "keys": wanted_keys}
         )
         stored: Stored = {}
         cached: Cached = {}
-        for decision_id, key, *fields in self.session.execute(query):
+        for decision_id, key, *fields in rows:
             if decision_id is not None:
                 stored[decision_id] = RecordedVerdict.model_construct(
                     **dict(zip(VERDICT_FIELDS, fields, strict=True))

@@ -6,6 +6,7 @@ import operator
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -19,6 +20,7 @@ from sqlalchemy import (
     Text,
     Uuid,
     and_,
+    bindparam,
     case,
     cast,
     func,
@@ -27,13 +29,14 @@ from sqlalchemy import (
     not_,
     null,
     or_,
+    select,
     tuple_,
 )
 from sqlalchemy.orm import aliased
 
 from service.contract import RecordedVerdict
 from service.db.models import Decision, Label, VerdictCache
-from service.db.repository import Repository, json_insert
+from service.db.repository import Repository, insert_ignoring_conflicts, json_insert
 from service.decisions.filters import DecisionFilters, Position
 
 # The columns of a decision that hold its verdict, as the API answers with them.
@@ -44,29 +47,32 @@ Window = tuple[datetime, datetime]
 PlainRow = Sequence[Any]
 
 
+@cache
+def _insert_returning_ids(dialect: str) -> Any:
+    """Decision rows, existing ones left as they are, returning the ids inserted (SQLite's
+    path; Postgres writes through ``bulk_insert``). Built once per process."""
+    return insert_ignoring_conflicts(Decision, dialect).returning(Decision.__table__.c.id)
+
+
 class DecisionRepository(Repository):
     def insert_many(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Rows that exist already (a redelivered chunk, a retried request) are left as stored;
         returns the rows actually inserted."""
         if not rows:
             return []
-        statement = (
-            self._insert(Decision).on_conflict_do_nothing().returning(Decision.__table__.c.id)
-        )
+        statement = _insert_returning_ids(self.dialect)
         inserted = set(self.session.connection().execute(statement, list(rows)).scalars())
         return [row for row in rows if row["id"] in inserted]
 
-    def verdicts_of(self, ids: Iterable[uuid.UUID]) -> Select[Any]:
-        """(id, no cache key, the verdict's fields) of the decisions with these ids: what a
-        stored decision answers with (a redelivered chunk, a retried request)."""
+    @staticmethod
+    def verdicts_of() -> Select[Any]:
+        """(id, no cache key, the verdict's fields) of the decisions whose ids are the expanding
+        parameter ``ids``: what a stored decision answers with (a redelivered chunk, a retried
+        request). No tenant filter: a decision id derives from its tenant. Build it once."""
         d = Decision.__table__.c
-        return (
-            self._select(Decision)
-            .with_only_columns(
-                d.id, cast(null(), String).label("cache_key"), *(d[name] for name in VERDICT_FIELDS)
-            )
-            .where(d.id.in_(list(ids)))
-        )
+        return select(
+            d.id, cast(null(), String).label("cache_key"), *(d[name] for name in VERDICT_FIELDS)
+        ).where(d.id.in_(bindparam("ids", expanding=True)))
 
     @staticmethod
     def bulk_insert() -> Any:
@@ -262,24 +268,23 @@ class DecisionRepository(Repository):
 
 
 class VerdictCacheRepository(Repository):
-    def verdicts_of(self, keys: Iterable[str]) -> Select[Any]:
-        """(no id, cache key, the verdict's fields) of the cached verdicts with these keys, as
-        ``DecisionRepository.verdicts_of`` has them (a verdict from the cache is cached)."""
+    @staticmethod
+    def verdicts_of() -> Select[Any]:
+        """(no id, cache key, the verdict's fields) of the cached verdicts whose keys are the
+        expanding parameter ``keys``, as ``DecisionRepository.verdicts_of`` has them (a verdict
+        from the cache is cached). No tenant filter: a cache key hashes its tenant. Build it
+        once."""
         c = VerdictCache.__table__.c
-        return (
-            self._select(VerdictCache)
-            .with_only_columns(
-                cast(null(), Uuid).label("id"),
-                c.cache_key,
-                c.reward,
-                c.status,
-                c.components,
-                c.details,
-                literal(True, Boolean).label("cached"),
-                literal(0.0, Float).label("duration_ms"),
-            )
-            .where(c.cache_key.in_(sorted(set(keys))))
-        )
+        return select(
+            cast(null(), Uuid).label("id"),
+            c.cache_key,
+            c.reward,
+            c.status,
+            c.components,
+            c.details,
+            literal(True, Boolean).label("cached"),
+            literal(0.0, Float).label("duration_ms"),
+        ).where(c.cache_key.in_(bindparam("keys", expanding=True)))
 
     @staticmethod
     def bulk_insert() -> Any:

@@ -13,8 +13,10 @@ import ctypes
 import faulthandler
 import gc
 import logging
+import math
 import os
 import resource
+import select
 import signal
 import time
 import traceback
@@ -121,6 +123,9 @@ class BoundedRunner:
         self.memory_mb = memory_mb
         self._pid: int | None = None
         self._conn: Connection | None = None
+        # Readiness of the child's answers, registered once per child: ``Connection.poll``
+        # builds and tears down a selector for every verdict.
+        self._answers: select.poll | None = None
         self._owner_pid = os.getpid()
         self.restarts = 0
 
@@ -146,11 +151,13 @@ class BoundedRunner:
                 os._exit(code)
         child_conn.close()
         self._pid, self._conn = pid, parent_conn
+        self._answers = select.poll()
+        self._answers.register(parent_conn.fileno(), select.POLLIN)
 
     def _reap(self, kill: bool) -> int | None:
         """Stop the child; return the signal that ended it, if any."""
         pid, conn = self._pid, self._conn
-        self._pid, self._conn = None, None
+        self._pid, self._conn, self._answers = None, None, None
         if conn is not None:
             conn.close()
         if pid is None:
@@ -175,7 +182,8 @@ class BoundedRunner:
         and its time in milliseconds. The calls go to the child in one message; a call that
         overruns or kills the child costs a fresh child, and the rest go on in it."""
         if os.getpid() != self._owner_pid:  # inherited across a fork: never share a child
-            self._pid, self._conn, self._owner_pid = None, None, os.getpid()
+            self._pid, self._conn, self._answers = None, None, None
+            self._owner_pid = os.getpid()
         limit = self.timeout_s if timeout_s is None else timeout_s
         results: list[tuple[Verdict, float]] = []
         while len(results) < len(calls):
@@ -186,7 +194,7 @@ class BoundedRunner:
             try:
                 self._conn.send(list(calls[len(results) :]))
                 while len(results) < len(calls):
-                    if not self._conn.poll(limit - (time.perf_counter() - started)):
+                    if not self._answered(limit - (time.perf_counter() - started)):
                         results.append(self._overran(limit, started))
                         break
                     verdict_dict, elapsed_ms = self._conn.recv()
@@ -195,6 +203,12 @@ class BoundedRunner:
             except (EOFError, OSError, BrokenPipeError):
                 results.append(self._died(started))
         return results
+
+    def _answered(self, timeout_s: float) -> bool:
+        """Whether the child has something to read (an answer, or its end) within
+        ``timeout_s``, rounded as ``Connection.poll`` rounds it."""
+        assert self._answers is not None
+        return bool(self._answers.poll(max(0, math.ceil(timeout_s * 1000.0))))
 
     def _overran(self, limit: float, started: float) -> tuple[Verdict, float]:
         self._reap(kill=True)

@@ -90,7 +90,7 @@ def parse_ground_truth(raw: Any) -> CodeProblem:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidGroundTruth("code ground truth text is not JSON") from exc
     if not isinstance(raw, Mapping):
         raise InvalidGroundTruth("code ground truth must be an object")

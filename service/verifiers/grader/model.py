@@ -149,7 +149,7 @@ def _result_field(content: str) -> Any:
         text = text.strip("`").removeprefix("json").strip()
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data.get("result") if isinstance(data, Mapping) else data
 

@@ -57,7 +57,7 @@ def _driver_source() -> bytes:
 def _report(result: RunResult) -> dict[str, Any] | None:
     try:
         report = json.loads(result.result)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return report if isinstance(report, dict) else None
 

@@ -192,3 +192,8 @@ def test_cosine_compares_the_servers_embeddings(monkeypatch: pytest.MonkeyPatch)
     assert verdict.details["grader_run"]["reward"] == pytest.approx(0.8)
     assert seen[0]["url"] == "http://embed.test/v1/embeddings"
     assert seen[0]["body"] == {"model": "text-embedding-3-large", "input": ["paris", "Paris"]}
+
+
+def test_an_answer_nested_too_deep_to_parse_has_no_score() -> None:
+    assert model.parse_score("[" * 100_000) is None
+    assert model.parse_score('{"result": ' * 100_000) is None

@@ -53,6 +53,8 @@ def test_a_value_that_is_not_a_float_is_a_runtime_error() -> None:
 def test_no_result_at_all_is_a_runtime_error() -> None:
     assert judge_run(run_result(), LIMITS).runtime_error == "grade() returned no result"
     assert judge_run(run_result(result=b"garbage"), LIMITS).runtime_error is not None
+    too_deep = judge_run(run_result(result=b"[" * 100_000), LIMITS)
+    assert too_deep.runtime_error is not None and too_deep.server_error_type is None
 
 
 @pytest.mark.parametrize(

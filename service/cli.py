@@ -14,6 +14,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
+    from service.limits.connections import TimedRequestProtocol
 
     settings = get_settings()
     host = args.host or settings.host
@@ -31,6 +32,11 @@ def _serve(args: argparse.Namespace) -> int:
         timeout_keep_alive=settings.keep_alive_s,
         # A last resort only: load is shed by the admission gate with Retry-After long before.
         limit_concurrency=settings.max_connections,
+        # Connections that send a request slower than any client would are closed, so they
+        # cannot hold the connections above for ever.
+        http=TimedRequestProtocol.configured(
+            settings.request_head_timeout_s, settings.request_body_timeout_s
+        ),
     )
     return 0
 

@@ -75,6 +75,11 @@ class Settings(BaseSettings):
     # above any burst a trainer sends).
     keep_alive_s: int = Field(default=75, ge=1)
     max_connections: int = Field(default=4096, ge=16)
+    # A request's head must arrive within this many seconds of its first byte (of the
+    # connection, for its first request), its body within the second figure of its head: a
+    # connection that sends slower is closed (408 for a late head).
+    request_head_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    request_body_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     # Per API key: requests per second (a token bucket of `rate_limit_burst`) and requests in
     # flight; past them 429 + Retry-After (0: no limit).
     rate_limit_rps: float = Field(default=200.0, ge=0)

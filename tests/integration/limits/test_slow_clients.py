@@ -8,6 +8,7 @@ nothing, half a request head, or a body a byte at a time stayed open for ever; p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -117,3 +118,39 @@ def test_a_request_sent_promptly_on_a_kept_alive_connection_is_unaffected(server
             time.sleep(HEAD_TIMEOUT_S + 0.5)  # idle between requests: the keep-alive's time
         request = {"verifier": "math", "items": [{"completion": "\\boxed{3}", "ground_truth": "3"}]}
         assert client.post("/v1/rewards", json=request).status_code == 200
+
+
+def test_a_request_head_over_its_limit_is_refused_431_while_large_bodies_pass(server: str) -> None:
+    for head in (
+        b"GET /" + b"a" * (1 << 20),  # a megabyte-long request line, never ended
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: " + b"b" * (200 << 10) + b"\r\n\r\n",
+    ):
+        sock = _open(server, b"")
+        received = b""
+        try:
+            # The server closes with the rest unread, which may reset the connection before
+            # its answer is read: then only the count below says what happened.
+            with contextlib.suppress(OSError):
+                sock.sendall(head)
+            with contextlib.suppress(ConnectionResetError):
+                received, _ = _read_until_closed(sock)
+        finally:
+            sock.close()
+        assert received == b"" or received.startswith(b"HTTP/1.1 431 "), received[:200]
+    with httpx.Client(base_url=server, headers=AUTH, timeout=60) as client:
+        metrics = client.get("/metrics").text
+    assert 'rlvr_limited_requests_total{limit="request_head_too_large"} 2.0' in metrics
+
+
+def test_large_heads_and_bodies_a_client_sends_pass(server: str) -> None:
+    # Heads of every size a client sends, and bodies of megabytes, on one kept-alive connection.
+    items = [
+        {"completion": f"\\boxed{{{i}}} " + "x" * 2000, "ground_truth": str(i)} for i in range(600)
+    ]
+    with httpx.Client(
+        base_url=server, headers={**AUTH, "X-Trace": "t" * 8000}, timeout=60
+    ) as client:
+        for _ in range(2):
+            answer = client.post("/v1/rewards", json={"verifier": "math", "items": items})
+            assert answer.status_code == 200, answer.text[:500]
+            assert [result["reward"] for result in answer.json()["results"]] == [1.0] * 600

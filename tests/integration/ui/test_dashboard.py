@@ -7,6 +7,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from service.auth.dependencies import Authenticator
 from service.auth.service import AuthService
 from service.db.session import session_scope
 from service.settings import Settings
@@ -133,12 +134,15 @@ def test_labelling_from_the_page_needs_its_token(browser: TestClient, hostile_ru
 
 
 def test_a_sign_in_while_the_keys_checks_back_off_shows_the_form_with_when_to_retry(
-    browser: TestClient, ui_settings: Settings
+    browser: TestClient, ui_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Time stands still, so the back-off cannot lapse between the two sign-ins.
+    frozen = Authenticator(ui_settings, clock=lambda: 1000.0)
+    monkeypatch.setattr(browser.app.state, "authenticator", frozen)  # type: ignore[attr-defined]
     with session_scope(ui_settings) as session:
         row, key = AuthService(session).create_key("auditors", ["audit:read"])
         key_id = row.id
-    guess = key[: -len(key.split("_")[-1])] + "x" * 43  # its id, a wrong secret
+    guess = f"rlvr_{key_id}_" + "x" * 43  # its id, a wrong secret
     assert browser.post("/ui/login", data={"key": guess}).status_code == 401
     # The id now backs off: the real key, never verified here yet, waits its turn too.
     waiting = browser.post("/ui/login", data={"key": key, "next": "/ui/runs"})

@@ -36,10 +36,18 @@ class _Observed(Protocol):
 
 
 def observe_rewards(results: Iterable[_Observed], seconds: float) -> None:
+    """Count a request's items: one increment per (verifier, status) it holds, not one per
+    item (``labels`` takes a lock and looks the series up each time it is called)."""
+    items: dict[tuple[str, str], int] = {}
+    cached = 0
     for result in results:
-        REWARD_ITEMS.labels(result.verifier, result.status).inc()
-        if result.cached:
-            CACHE_HITS.inc()
+        labels = (result.verifier, result.status)
+        items[labels] = items.get(labels, 0) + 1
+        cached += result.cached
+    for (verifier, status), count in items.items():
+        REWARD_ITEMS.labels(verifier, status).inc(count)
+    if cached:
+        CACHE_HITS.inc(cached)
     REQUEST_SECONDS.observe(seconds)
 
 

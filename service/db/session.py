@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -37,9 +38,26 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
+# Settings.sqlalchemy_url resolves data_dir on disk (a relative one against the working
+# directory) each time it is read: some 13 us, twice per chunk. It depends on the three parts
+# of the key only, so it is worked out once for each: a Settings made anew or changed, or another
+# working directory, still gets its own URL.
+_urls: dict[tuple[str | None, Path, str], str] = {}
+
+
+def _url_of(settings: Settings) -> str:
+    # Only a relative data_dir in use depends on the working directory, and only it asks for it.
+    relative = not settings.database_url and not settings.data_dir.is_absolute()
+    key = (settings.database_url, settings.data_dir, os.getcwd() if relative else "")
+    url = _urls.get(key)
+    if url is None:
+        url = _urls[key] = settings.sqlalchemy_url
+    return url
+
+
 def get_engine(settings: Settings | None = None) -> Engine:
     """The engine of this process; a forked child gets its own, never its parent's sockets."""
-    url = (settings or get_settings()).sqlalchemy_url
+    url = _url_of(settings or get_settings())
     key = (os.getpid(), url)
     engine = _engines.get(key)
     if engine is None:

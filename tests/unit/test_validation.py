@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,6 +50,69 @@ def test_nul_is_refused_where_it_would_be_stored_as_sent() -> None:
     assert unstorable_value({"x": ["a\x00"]}, "config", allow_nul=False) == (
         "config.x[0] contains a NUL character"
     )
+
+
+class _Text(str):
+    """A str subclass: the quick walk leaves such values to the walk that names the place."""
+
+
+class _Number(float):
+    pass
+
+
+# What the quick walk must not miss (it says "nothing here" without building paths), each deep
+# inside, in keys as in values, in the types it walks itself and in the ones it leaves alone.
+@pytest.mark.parametrize(
+    ("value", "allow_nul", "found"),
+    [
+        ({"a": [{"b": ("x", "y\x00")}]}, False, "gt.a[0].b[1] contains a NUL character"),
+        ({"a": [{"b\x00": 1}]}, False, "gt.a[0] key contains a NUL character"),
+        ({"a": [{"b\x00": 1}]}, True, None),
+        (
+            {"a": {"b": [1, True, None, (2.5, -math.inf)]}},
+            True,
+            "gt.a.b[3][1] is not a finite number",
+        ),
+        ({"a": [[[math.nan]]]}, True, "gt.a[0][0][0] is not a finite number"),
+        ({"a": [_Number("inf")]}, True, "gt.a[0] is not a finite number"),
+        ({"a": ["é", "plain", "😀 paired"]}, False, None),
+        ({"a": ["é", "plain", "é \udc00"]}, True, "gt.a[2] contains an unpaired UTF-16 surrogate"),
+        ({"a": {"é\ud83d": "v"}}, True, "gt.a key contains an unpaired UTF-16 surrogate"),
+        ({"a": [_Text("\ud800")]}, True, "gt.a[0] contains an unpaired UTF-16 surrogate"),
+        # The first in order is named: a key before its value, earlier entries before later.
+        ({"k": 1, "x\ud800": math.inf}, True, "gt key contains an unpaired UTF-16 surrogate"),
+        ({"a": math.inf, "b": "\x00"}, False, "gt.a is not a finite number"),
+        ({"a": [1, {2, 3}, b"\x00", 10**30]}, False, None),
+        ("\x00", False, "gt contains a NUL character"),
+        (math.inf, True, "gt is not a finite number"),
+    ],
+)
+def test_unstorable_value_finds_what_lies_deep(
+    value: Any, allow_nul: bool, found: str | None
+) -> None:
+    assert unstorable_value(value, "gt", allow_nul=allow_nul) == found
+
+
+def test_without_nul_returns_a_clean_value_itself() -> None:
+    clean = {"a": ["5", 1.5, None, True, {"k": "é😀"}], "b": ("\x00",)}
+    assert without_nul(clean) is clean  # a tuple is not walked: its NUL stays, as before
+
+
+def test_without_nul_copies_when_a_nul_lies_deep() -> None:
+    sent = {"a": [1, {"b": ["x", "y"]}], "c": [{"d\x00": "z"}]}
+    assert without_nul(sent) == {"a": [1, {"b": ["x", "y"]}], "c": [{"d\ufffd": "z"}]}
+    assert sent["c"] == [{"d\x00": "z"}]  # the value sent is left as it was
+
+
+def test_without_nul_gives_plain_containers_as_before() -> None:
+    sent = OrderedDict(a=_Rows([_Text("x")]))
+    kept = without_nul(sent)
+    assert kept == sent and type(kept) is dict and type(kept["a"]) is list
+    assert type(kept["a"][0]) is _Text  # a string without NUL is the string sent
+
+
+class _Rows(list[Any]):
+    pass
 
 
 def test_json_chars_is_the_compact_json_length() -> None:

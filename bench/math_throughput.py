@@ -13,7 +13,8 @@ Run from the repository root, with the virtualenv active::
 2. Embedded mode (SQLite + local process pool) over HTTP, two client shapes: one request per group
    with a few in flight, and one request of every item.
 3. Deployed mode (Postgres + Redis + a Celery worker), the same two shapes.
-4. Latency: p50/p95 round trip of one group request, sent sequentially, in each service mode.
+4. Latency: p50/p95 round trip of one group request, sent sequentially, in each service mode,
+   next to what the same groups cost the verifier alone in-process (p50/p95 per group).
 5. Logging: the decision log holds exactly one row per item sent, for every run id.
 6. CPU: the service's own processes' CPU time per item in each shape (Linux, from /proc), a
    figure the machine's other load moves far less than items/s or latency.
@@ -232,6 +233,27 @@ started = time.perf_counter()
 run(items)
 print(time.perf_counter() - started)
 """
+# The verifier alone on each latency group: its distinct items one after another, in ms.
+_GROUP_PROBE = """
+import json, sys, time
+from service.catalog.builtin import resolve_builtin
+from service.execution.bounded import Call, verdict_for
+from service.execution.warmup import warm_up_verifiers
+warm_up_verifiers()
+config = dict(resolve_builtin("math").config)
+warm, groups = json.load(sys.stdin)
+def run(batch):
+    distinct = {(i["completion"], i["ground_truth"], i["prompt"]): i for i in batch}
+    for item in distinct.values():
+        verdict_for(Call("math", item["completion"], item["ground_truth"], config, item["prompt"]))
+run(warm)
+costs = []
+for group in groups:
+    started = time.perf_counter()
+    run(group)
+    costs.append((time.perf_counter() - started) * 1000)
+print(json.dumps(costs))
+"""
 # Worker processes of the service modes below (the embedded pool and the Celery worker).
 SERVICE_PROCESSES = 2
 
@@ -264,6 +286,27 @@ def run_ceiling(items: list[Item], repeats: int, report: Report) -> Row:
         f"core; × {cores} worker processes = {row.items_per_s * cores:,.0f} items/s"
     )
     return row
+
+
+def verifier_group_costs(groups: list[list[Item]]) -> list[float]:
+    """What each latency group costs the verifier alone (ms), in a fresh process; empty when the
+    probe cannot run (the latency figures stand without it)."""
+    warm = [
+        item for group in make_latency_groups(3, group_size=8, seed=WARMUP_SEED) for item in group
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", _GROUP_PROBE],
+        cwd=REPO_ROOT,
+        input=json.dumps([warm, groups]),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if result.returncode != 0:
+        return []
+    costs: list[float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return costs
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,6 +802,13 @@ def run_latency(
     row.cpu_ms_per_item = cpu_ms / sent
     summarize(row, results, [item for group in groups for item in group], None)
     print(f"   latency p50 {row.p50_ms:.1f} ms, p95 {row.p95_ms:.1f} ms", flush=True)
+    alone = verifier_group_costs(groups)
+    if alone:
+        # The groups differ: a few hold answers that take the verifier itself milliseconds,
+        # so part of p95 - p50 is theirs, whatever the service around it costs.
+        floor = f"p50 {percentile(alone, 50):.1f} ms, p95 {percentile(alone, 95):.1f} ms"
+        print(f"   the verifier alone on the same groups (in-process): {floor}", flush=True)
+        report.note(f"{mode} latency groups, the verifier alone in-process: {floor}")
     report_failures(row, report)
     return row
 

@@ -60,6 +60,21 @@ class _Connection:
                 assert head is not None
                 return head, body
 
+    def announce(self, body: bytes) -> None:
+        """Send a rewards request's head announcing ``body``, and not the body."""
+        self.send(
+            h11.Request(
+                method="POST",
+                target="/v1/rewards",
+                headers=[
+                    ("Host", self.host),
+                    ("Authorization", f"Bearer {ADMIN_KEY}"),
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(body))),
+                ],
+            )
+        )
+
     def close(self) -> None:
         self.sock.close()
 
@@ -84,18 +99,7 @@ def test_a_full_service_refuses_work_before_reading_its_body_and_stays_usable(
         # Headers only: the body is announced and not sent. The answer comes all the same.
         body = json.dumps({"verifier": "math", "items": math_items(1)}).encode()
         connection = _Connection(base_url)
-        connection.send(
-            h11.Request(
-                method="POST",
-                target="/v1/rewards",
-                headers=[
-                    ("Host", connection.host),
-                    ("Authorization", f"Bearer {ADMIN_KEY}"),
-                    ("Content-Type", "application/json"),
-                    ("Content-Length", str(len(body))),
-                ],
-            )
-        )
+        connection.announce(body)
         head, payload = connection.response()
         assert head.status_code == 503
         headers = {name.decode(): value.decode() for name, value in head.headers}
@@ -157,18 +161,7 @@ def test_a_key_past_its_requests_in_flight_is_refused_before_its_next_body_is_re
 
         # ...and from then on refused from its headers alone, the body never sent.
         connection = _Connection(base_url)
-        connection.send(
-            h11.Request(
-                method="POST",
-                target="/v1/rewards",
-                headers=[
-                    ("Host", connection.host),
-                    ("Authorization", f"Bearer {ADMIN_KEY}"),
-                    ("Content-Type", "application/json"),
-                    ("Content-Length", str(len(json.dumps(request)))),
-                ],
-            )
-        )
+        connection.announce(json.dumps(request).encode())
         head, payload = connection.response()
         assert head.status_code == 429
         headers = {name.decode(): value.decode() for name, value in head.headers}

@@ -34,8 +34,11 @@ class _Inner:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _call(gate: AdmissionGate, method: str, path: str) -> tuple[list[dict[str, Any]], int]:
-    """Send one request through the gate; what it sent back, and how often the body was read."""
+def _call(
+    gate: AdmissionGate, method: str, path: str, key: str = ""
+) -> tuple[list[dict[str, Any]], int]:
+    """Send one request through the gate (``key`` in the header the tests' ``key_of`` reads);
+    what it sent back, and how often the body was read."""
     sent: list[dict[str, Any]] = []
     reads = 0
 
@@ -47,7 +50,8 @@ def _call(gate: AdmissionGate, method: str, path: str) -> tuple[list[dict[str, A
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": path, "headers": []}
+    headers = [(b"authorization", key.encode())] if key else []
+    scope = {"type": "http", "method": method, "path": path, "headers": headers}
     asyncio.run(gate(scope, receive, send))
     return sent, reads
 
@@ -302,25 +306,6 @@ class _CountingStore(MemoryStore):
         return await super().peek(bucket, capacity, per_s, slots)
 
 
-def _keyed_call(gate: AdmissionGate, key: str) -> tuple[list[dict[str, Any]], int]:
-    """POST /v1/rewards with ``key`` as the key the gate's ``key_of`` reads back."""
-    sent: list[dict[str, Any]] = []
-    reads = 0
-
-    async def receive() -> dict[str, Any]:
-        nonlocal reads
-        reads += 1
-        return {"type": "http.request", "body": b'{"items": []}', "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    headers = [(b"authorization", key.encode())]
-    scope = {"type": "http", "method": "POST", "path": "/v1/rewards", "headers": headers}
-    asyncio.run(gate(scope, receive, send))
-    return sent, reads
-
-
 def _key_of(scope: Any) -> str | None:
     return dict(scope["headers"]).get(b"authorization", b"").decode() or None
 
@@ -351,12 +336,12 @@ def test_a_key_past_its_concurrency_is_refused_by_the_gate_unread_until_a_slot_f
     gate = AdmissionGate(inner, lambda: limits, key_of=_key_of)
 
     # Within its limits, a key passes the gate without a look at the store.
-    sent, reads = _keyed_call(gate, "busy")
+    sent, reads = _call(gate, "POST", "/v1/rewards", "busy")
     assert sent[0]["status"] == 200 and reads == 1 and store.peeks == 0
 
     held, loop = _hold_slot(limits, "busy")
     _per_key_refused(limits, "busy")  # per_key refused it once: the gate now looks it up
-    sent, reads = _keyed_call(gate, "busy")
+    sent, reads = _call(gate, "POST", "/v1/rewards", "busy")
     assert reads == 0 and store.peeks == 1
     start, body = sent
     assert start["status"] == 429
@@ -365,18 +350,18 @@ def test_a_key_past_its_concurrency_is_refused_by_the_gate_unread_until_a_slot_f
 
     # Another key, and a request whose key is not known, are not held back by it.
     for key in ("other", ""):
-        sent, reads = _keyed_call(gate, key)
+        sent, reads = _call(gate, "POST", "/v1/rewards", key)
         assert sent[0]["status"] == 200 and reads == 1
 
     loop.run_until_complete(held.__aexit__(None, None, None))
     loop.close()
-    sent, reads = _keyed_call(gate, "busy")  # its slot is free again
+    sent, reads = _call(gate, "POST", "/v1/rewards", "busy")  # its slot is free again
     assert sent[0]["status"] == 200 and reads == 1
 
     # Once the refusal is older than the pressure window the store is not asked any more.
     peeks = store.peeks
     now[0] += KEY_PRESSURE_S + 0.1
-    sent, _ = _keyed_call(gate, "busy")
+    sent, _ = _call(gate, "POST", "/v1/rewards", "busy")
     assert sent[0]["status"] == 200 and store.peeks == peeks
 
 
@@ -391,7 +376,7 @@ def test_a_key_past_its_rate_is_refused_by_the_gate_with_the_wait_until_its_next
 
     asyncio.run(one())  # the burst of one is spent
     _per_key_refused(limits, "fast")
-    sent, reads = _keyed_call(gate, "fast")
+    sent, reads = _call(gate, "POST", "/v1/rewards", "fast")
     assert reads == 0
     start, body = sent
     assert start["status"] == 429

@@ -21,6 +21,20 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def cache_entry(correct: bool, details: dict[str, Any]) -> dict[str, Any]:
+    """A verdict-cache entry as execution writes it beside its decisions, under a new key."""
+    reward = 1.0 if correct else 0.0
+    return {
+        "cache_key": uuid.uuid4().hex + uuid.uuid4().hex,
+        "version_hash": "0" * 64,
+        "created_at": datetime.now(UTC),
+        "reward": reward,
+        "status": "correct" if correct else "incorrect",
+        "components": {"accuracy": reward},
+        "details": details,
+    }
+
+
 def decision_row(
     run_id: str | None,
     step: int | None,

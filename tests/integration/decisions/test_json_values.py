@@ -5,7 +5,6 @@ metadata, components and details come back as written, NUL-free text included.""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from service.db.models import VerdictCache
 from service.db.session import session_scope
 from service.decisions.log import DecisionLog
 from service.settings import Settings
-from tests.integration.decisions.helpers import decision_row
+from tests.integration.decisions.helpers import cache_entry, decision_row
 
 VALUES: list[Any] = [None, 0, 1.5, "4", [1, [2, None]], {"a": None, "b": ["\\frac{1}{2}"]}, True]
 
@@ -29,18 +28,10 @@ def test_any_json_ground_truth_is_stored_as_given(
         decision_row(run_id, 0, index=0, ground_truth=ground_truth),
         decision_row(run_id, 0, index=1, metadata={"note": None, "k": [1, "é"]}),
     ]
-    key = uuid.uuid4().hex + uuid.uuid4().hex
-    cache_entry = {
-        "cache_key": key,
-        "version_hash": "0" * 64,
-        "created_at": datetime.now(UTC),
-        "reward": 1.0,
-        "status": "correct",
-        "components": {"accuracy": 1.0},
-        "details": {"extracted": None, "why": "\\boxed{x}"},
-    }
+    entry = cache_entry(True, {"extracted": None, "why": "\\boxed{x}"})
+    key = entry["cache_key"]
     with session_scope(store) as session:
-        DecisionLog(session).record(rows, [cache_entry])
+        DecisionLog(session).record(rows, [entry])
     found = {
         d["item_index"]: d
         for d in audit_client.get("/v1/decisions", params={"run_id": run_id}).json()["decisions"]

@@ -5,27 +5,18 @@ lists bound at each call)."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
 from service.db.session import read_scope, session_scope
 from service.decisions.log import DecisionLog
 from service.settings import Settings
 from service.verifiers.base import Verdict
-from tests.integration.decisions.helpers import decision_row
+from tests.integration.decisions.helpers import cache_entry, decision_row
 
 
 def test_lookup_finds_stored_decisions_and_cached_verdicts(store: Settings) -> None:
     row = decision_row(None, None, details={"extracted": "7", "why": "\\frac{1}{2}"})
-    key = uuid.uuid4().hex + uuid.uuid4().hex
-    entry = {
-        "cache_key": key,
-        "version_hash": "0" * 64,
-        "created_at": datetime.now(UTC),
-        "reward": 0.0,
-        "status": "incorrect",
-        "components": {"accuracy": 0.0},
-        "details": {"extracted": None},
-    }
+    entry = cache_entry(False, {"extracted": None})
+    key = entry["cache_key"]
     with session_scope(store) as session:
         DecisionLog(session).record([row], [entry])
     missing_id, missing_key = uuid.uuid4(), "f" * 64

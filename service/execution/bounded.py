@@ -14,10 +14,12 @@ import faulthandler
 import gc
 import logging
 import math
+import mmap
 import os
 import resource
 import select
 import signal
+import struct
 import time
 import traceback
 from collections.abc import Sequence
@@ -84,7 +86,19 @@ def verdict_for(call: Call) -> Verdict:
         )
 
 
-def _child_main(conn: Connection, memory_limit_bytes: int) -> None:
+# What the child is verifying, shared with its parent: (the call's place in its batch, when it
+# started on the monotonic clock, in ns). The parent keeps each call's clock from this, so the
+# child can hold its answers back and send a batch's verdicts in a few messages.
+_PROGRESS = struct.Struct("qq")
+# A child sends the answers it holds once the oldest is this old (and at the end of a batch):
+# a call killed for overrunning loses at most this much of its batch's finished work, which
+# then runs again in the fresh child.
+ANSWER_EVERY_S = 0.05
+
+
+def _child_main(
+    conn: Connection, memory_limit_bytes: int, progress: mmap.mmap, answer_every_s: float
+) -> None:
     _die_with_parent()
     # A crash is reported to the parent as an error verdict; a dump of every thread is noise.
     faulthandler.disable()
@@ -95,34 +109,51 @@ def _child_main(conn: Connection, memory_limit_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
-            # A batch of calls in one message: a chunk of cheap checks pays one round trip,
-            # while each verdict still goes back on its own, so the parent times each call.
+            # A batch of calls in one message, and their verdicts back in as few: a chunk of
+            # cheap checks pays two messages, not one per call.
             calls: list[Call] = conn.recv()
         except (EOFError, OSError):
             return
-        for call in calls:
+        held: list[tuple[dict[str, Any], float]] = []
+        oldest = 0.0
+        for index, call in enumerate(calls):
             started = time.perf_counter()
+            _PROGRESS.pack_into(progress, 0, index, time.monotonic_ns())
             verdict = verdict_for(call)
-            elapsed_ms = (time.perf_counter() - started) * 1000.0
+            finished = time.perf_counter()
+            if not held:
+                oldest = finished
+            held.append((verdict.to_dict(), (finished - started) * 1000.0))
+            if index == len(calls) - 1 or finished - oldest >= answer_every_s:
+                _answer(conn, held)
+                held = []
+
+
+def _answer(conn: Connection, answers: list[tuple[dict[str, Any], float]]) -> None:
+    try:
+        conn.send(answers)
+    except MemoryError:
+        # One verdict too big to send under the memory limit: that one is the timeout.
+        for answer in answers:
             try:
-                conn.send((verdict.to_dict(), elapsed_ms))
+                conn.send([answer])
             except MemoryError:
-                conn.send(
-                    (
-                        Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"}).to_dict(),
-                        0.0,
-                    )
-                )
+                memory = Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"})
+                conn.send([(memory.to_dict(), 0.0)])
 
 
 class BoundedRunner:
     """One killable child process that verifies calls in order, each within limits."""
 
-    def __init__(self, timeout_s: float, memory_mb: int) -> None:
+    def __init__(
+        self, timeout_s: float, memory_mb: int, answer_every_s: float = ANSWER_EVERY_S
+    ) -> None:
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        self.answer_every_s = answer_every_s
         self._pid: int | None = None
         self._conn: Connection | None = None
+        self._progress: mmap.mmap | None = None
         # Readiness of the child's answers, registered once per child: ``Connection.poll``
         # builds and tears down a selector for every verdict.
         self._answers: select.poll | None = None
@@ -131,6 +162,7 @@ class BoundedRunner:
 
     def _spawn(self) -> None:
         parent_conn, child_conn = Pipe(duplex=True)
+        progress = mmap.mmap(-1, _PROGRESS.size)  # shared with the child across the fork
         # The child's garbage collector leaves alone what it inherits (the worker's modules,
         # parser tables, caches: ~400k objects): collecting them would walk, and through the
         # copy-on-write of every object header copy, the whole inherited heap again and again,
@@ -144,22 +176,24 @@ class BoundedRunner:
             code = 0
             try:
                 parent_conn.close()
-                _child_main(child_conn, self.memory_mb * 1024 * 1024)
+                _child_main(child_conn, self.memory_mb * 1024 * 1024, progress, self.answer_every_s)
             except BaseException:
                 code = 1
             finally:
                 os._exit(code)
         child_conn.close()
-        self._pid, self._conn = pid, parent_conn
+        self._pid, self._conn, self._progress = pid, parent_conn, progress
         self._answers = select.poll()
         self._answers.register(parent_conn.fileno(), select.POLLIN)
 
     def _reap(self, kill: bool) -> int | None:
         """Stop the child; return the signal that ended it, if any."""
-        pid, conn = self._pid, self._conn
-        self._pid, self._conn, self._answers = None, None, None
+        pid, conn, progress = self._pid, self._conn, self._progress
+        self._pid, self._conn, self._answers, self._progress = None, None, None, None
         if conn is not None:
             conn.close()
+        if progress is not None:
+            progress.close()
         if pid is None:
             return None
         if kill:
@@ -179,30 +213,60 @@ class BoundedRunner:
         self, calls: Sequence[Call], timeout_s: float | None = None
     ) -> list[tuple[Verdict, float]]:
         """Verify calls in order, each within the time limit of its own; returns each verdict
-        and its time in milliseconds. The calls go to the child in one message; a call that
-        overruns or kills the child costs a fresh child, and the rest go on in it."""
+        and its time in milliseconds. The calls go to the child in one message and their
+        verdicts come back in a few; a call that overruns or kills the child costs a fresh
+        child, in which the calls not answered yet go on."""
         if os.getpid() != self._owner_pid:  # inherited across a fork: never share a child
-            self._pid, self._conn, self._answers = None, None, None
+            self._pid, self._conn, self._answers, self._progress = None, None, None, None
             self._owner_pid = os.getpid()
         limit = self.timeout_s if timeout_s is None else timeout_s
-        results: list[tuple[Verdict, float]] = []
+        results: dict[int, tuple[Verdict, float]] = {}
         while len(results) < len(calls):
+            batch = [position for position in range(len(calls)) if position not in results]
             if self._conn is None:
                 self._spawn()
-            assert self._conn is not None
-            started = time.perf_counter()
-            try:
-                self._conn.send(list(calls[len(results) :]))
-                while len(results) < len(calls):
-                    if not self._answered(limit - (time.perf_counter() - started)):
-                        results.append(self._overran(limit, started))
-                        break
-                    verdict_dict, elapsed_ms = self._conn.recv()
-                    results.append((Verdict.from_dict(verdict_dict), elapsed_ms))
-                    started = time.perf_counter()
-            except (EOFError, OSError, BrokenPipeError):
-                results.append(self._died(started))
-        return results
+            self._run_batch(calls, batch, limit, results)
+        return [results[position] for position in range(len(calls))]
+
+    def _run_batch(
+        self,
+        calls: Sequence[Call],
+        batch: list[int],
+        limit: float,
+        results: dict[int, tuple[Verdict, float]],
+    ) -> None:
+        """Send ``batch`` (positions in ``calls``) to the child and collect its answers until
+        all came back, or one call overran or killed the child: that call is answered with
+        its timeout or its error, the child is gone, and the calls it had not answered (held
+        back, or not reached) stay unanswered."""
+        assert self._conn is not None and self._progress is not None
+        _PROGRESS.pack_into(self._progress, 0, -1, time.monotonic_ns())
+        answered = 0
+        try:
+            self._conn.send([calls[position] for position in batch])
+            while answered < len(batch):
+                index, started_ns = self._current()
+                # A call the child has not started yet is on the clock of the one before it.
+                if not self._answered(limit - (time.monotonic_ns() - started_ns) / 1e9):
+                    if self._current() != (index, started_ns):
+                        continue  # the child went on to the next call: that one's clock now
+                    culprit = batch[max(index, answered)]
+                    results[culprit] = self._overran(limit, started_ns)
+                    return
+                for verdict_dict, elapsed_ms in self._conn.recv():
+                    results[batch[answered]] = (Verdict.from_dict(verdict_dict), elapsed_ms)
+                    answered += 1
+        except (EOFError, OSError, BrokenPipeError):
+            index, started_ns = self._current()
+            results[batch[max(index, answered)]] = self._died(started_ns)
+
+    def _current(self) -> tuple[int, int]:
+        """(the call the child is on, its place in the batch; when it started, ns)."""
+        assert self._progress is not None
+        while True:
+            first = _PROGRESS.unpack_from(self._progress, 0)
+            if _PROGRESS.unpack_from(self._progress, 0) == first:  # not read mid-write
+                return first
 
     def _answered(self, timeout_s: float) -> bool:
         """Whether the child has something to read (an answer, or its end) within
@@ -210,17 +274,17 @@ class BoundedRunner:
         assert self._answers is not None
         return bool(self._answers.poll(max(0, math.ceil(timeout_s * 1000.0))))
 
-    def _overran(self, limit: float, started: float) -> tuple[Verdict, float]:
+    def _overran(self, limit: float, started_ns: int) -> tuple[Verdict, float]:
         self._reap(kill=True)
         self.restarts += 1
-        elapsed = (time.perf_counter() - started) * 1000.0
+        elapsed = (time.monotonic_ns() - started_ns) / 1e6
         reason = f"verification exceeded the time limit of {limit:g} s"
         return Verdict(0.0, "timeout", {}, {"reason": reason}), elapsed
 
-    def _died(self, started: float) -> tuple[Verdict, float]:
+    def _died(self, started_ns: int) -> tuple[Verdict, float]:
         term_signal = self._reap(kill=False)
         self.restarts += 1
-        elapsed = (time.perf_counter() - started) * 1000.0
+        elapsed = (time.monotonic_ns() - started_ns) / 1e6
         # Memory bombs end as MemoryError under RLIMIT_AS (a "timeout" verdict above); a child
         # that dies on its own — a crash, the OOM killer, an operator's kill — is the service
         # failing, so the item gets no reward rather than a 0.0.

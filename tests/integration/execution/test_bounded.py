@@ -152,3 +152,32 @@ def test_each_call_of_a_batch_has_the_whole_limit(runner: BoundedRunner) -> None
     results = runner.call_many([slow, slow, slow])
     assert [verdict.status for verdict, _ in results] == ["incorrect"] * 3
     assert runner.restarts == 0
+
+
+def test_held_back_answers_never_stretch_a_calls_clock() -> None:
+    # The child holds its answers for 5 s here, so the parent hears nothing for 1.6 s: each
+    # call is still judged by its own 0.4 s, not by the silence.
+    bounded = BoundedRunner(timeout_s=1.0, memory_mb=256, answer_every_s=5.0)
+    try:
+        slow = Call("test-behaviour", "sleep", "x", {"sleep_s": 0.4}, None)
+        results = bounded.call_many([slow, slow, slow, slow])
+        assert [verdict.status for verdict, _ in results] == ["incorrect"] * 4
+        assert all(400.0 <= ms < 1000.0 for _, ms in results)
+        assert bounded.restarts == 0
+    finally:
+        bounded.close()
+
+
+@pytest.mark.parametrize("failure", ["gil-bound", "crash"])
+def test_answers_held_when_the_child_fails_are_verified_again(failure: str) -> None:
+    # The calls before the failing one were answered inside the child but not yet sent: the
+    # failure is charged to the call that caused it, and the others get their own verdicts.
+    bounded = BoundedRunner(timeout_s=1.0, memory_mb=256, answer_every_s=5.0)
+    try:
+        batch = [call("x"), call("y"), call("x"), call(failure), call("y")]
+        statuses = [verdict.status for verdict, _ in bounded.call_many(batch)]
+        failed = "timeout" if failure == "gil-bound" else "error"
+        assert statuses == ["correct", "incorrect", "correct", failed, "incorrect"]
+        assert bounded.restarts == 1
+    finally:
+        bounded.close()

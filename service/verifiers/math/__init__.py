@@ -34,7 +34,13 @@ Decisions:
   ``min_significant_digits: N`` accepts a decimal of >= N significant digits within one unit in
   the N-th significant digit of an exact value (``0.0833333333333333`` for ``1/12`` at N = 12).
 - Multiple choice (ground truth A-E): the stated letter decides; a value answer is mapped to an
-  option only when the prompt lists options and exactly one of them equals it.
+  option only when the prompt lists options and exactly one of them equals it. A ground truth
+  with its value (``\\textbf{(B) }12``) also accepts that value alone. Listing further options
+  after the first (``(A)(B)(C)(D)(E)``) is hedging.
+- ``1011_2`` equals ``1011_{2}`` and the bare digits ``1011``, never ``1011_3``.
+- ``\\mathbb{R}`` and "all real numbers" are the interval ``(-\\infty, \\infty)``; set-builder
+  ``\\{x \\mid x > 2\\}`` is the set its condition describes. ``c \\in \\mathbb{R}`` next to an
+  answer that uses ``c`` qualifies the parameter and is not a further value.
 """
 
 from __future__ import annotations

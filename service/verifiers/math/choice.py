@@ -1,4 +1,4 @@
-"""Multiple-choice answers: the ground truth is a single letter A-E."""
+"""Multiple-choice answers: the ground truth is a letter A-E, maybe with the option's value."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from .semantics import Ctx, interpret
 from .structure import parse_structure
 
 _GT_LETTER = re.compile(r"^\(?([A-E])\)?$")
+# "\textbf{(B) }12": the option and its value, as AMC answers are often written.
+_GT_LETTER_VALUE = re.compile(r"^\(([A-E])\)\s*(\S.*)$", re.DOTALL)
 _PIECES = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b)\s*", re.IGNORECASE)
 _LETTER = (
     re.compile(r"^\(?([A-E])\)?\.?$"),
@@ -17,18 +19,30 @@ _LETTER = (
     re.compile(r"^(?:\(([a-e])\)|([a-e])\))$"),
     re.compile(r"^\(([A-E])\)"),
     re.compile(r"^([A-E])(?:[.:)]|\s+-)(?:\s|$)"),
+    # "C 12", "C\ 12": the letter, then the option's value.
+    re.compile(r"^([A-E])(?:\s|\\ )+(?=[-\d$]|\\[dt]?frac|\\sqrt|\\pi)"),
     re.compile(r"^(?:option|choice|answer)\s*:?\s*\(?([A-E])\)?(?![A-Za-z])", re.IGNORECASE),
 )
+# Further option labels after the one an answer starts with: "(A)(B)(C)(D)(E)" or
+# "(A) 12 (C) 15" lists options and must not count as the first one.
+_MORE_LABELS = re.compile(r"\(([A-E])\)|(?<![A-Za-z\\])([A-E])(?:[.:)]|\s+-)(?=\s|$)")
 _WS = re.compile(r"\s+")
 _LABEL = re.compile(r"\(([A-E])\)")
 _OPTION_JUNK = re.compile(r"\\\$|\\q?quad|\\textbf\{|\\mathrm\{|\\text\{|\$|\\[ ,;!]|[{}]")
 MAX_PROMPT_CHARS = 20_000
 
 
-def ground_truth_letter(normalized: str) -> str | None:
-    """The option letter when the ground truth is one (``C``, ``(C)``, ``\\textbf{(C)}``)."""
-    m = _GT_LETTER.match(unwrap_text_commands(normalized).strip())
-    return m.group(1) if m else None
+def ground_truth_option(normalized: str) -> tuple[str | None, str | None]:
+    """The option letter of a ground truth and the value written after it, if any
+    (``\\textbf{(B) }12`` -> ``("B", "12")``; ``C`` -> ``("C", None)``; ``12`` -> no letter)."""
+    s = unwrap_text_commands(normalized).strip()
+    m = _GT_LETTER.match(s)
+    if m:
+        return m.group(1), None
+    m = _GT_LETTER_VALUE.match(s)
+    if m:
+        return m.group(1), m.group(2).strip()
+    return None, None
 
 
 def read_choice(text: str) -> frozenset[str] | None:
@@ -42,6 +56,8 @@ def read_choice(text: str) -> frozenset[str] | None:
             m = pattern.match(piece)
             if m:
                 letters.add(next(g for g in m.groups() if g).upper())
+                more = _MORE_LABELS.finditer(piece, m.end())
+                letters.update(next(g for g in k.groups() if g) for k in more)
                 break
     return frozenset(letters) or None
 

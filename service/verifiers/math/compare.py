@@ -30,7 +30,13 @@ _REASONS = {
     SIGNIFICANT_DIGITS: "a decimal that agrees with the exact value to the configured "
     "min_significant_digits",
 }
-_METHOD_BY_KIND = {"number": "exact-number", "text": "text", "expr": "symbolic", "bad": "string"}
+_METHOD_BY_KIND = {
+    "number": "exact-number",
+    "based": "string",
+    "text": "text",
+    "expr": "symbolic",
+    "bad": "string",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +245,14 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         # "x = 3" answers "3": compare what the equation states with the expected value.
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
-        if isinstance(a, Scalar):
-            return leaves_equal(g.text, a.text, ctx.max_length, ctx.rel_tol, ctx.min_digits)
-        return False
+        if isinstance(a, Scalar) and leaves_equal(
+            g.text, a.text, ctx.max_length, ctx.rel_tol, ctx.min_digits
+        ):
+            return True
+        # "\\mathbb{R}" is also the interval (-\\infty, \\infty).
+        gi = as_intervals(g, ctx)
+        ai = as_intervals(a, ctx) if gi is not None else None
+        return ai is not None and gi is not None and _intervals_same(gi, ai, ctx)
     if isinstance(g, Equation):
         if isinstance(a, Equation):
             return _equations_same(g, a, ctx, depth)

@@ -14,8 +14,10 @@ Semantics (ground truth decides):
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
+from .normalize import text_canon
 from .parse import ParsedExpr
 from .structure import Bracket, Junction, Leaf, MatrixNode, Node, Relation, SetNode
 from .symbolic import exprs_equal, numeric_value, solve_inequality_chain
@@ -114,6 +116,11 @@ Sem = Scalar | Items | Pair | Intervals | Equation | Inequality | MatrixSem | Op
 
 _FLIP = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq"}
 _INEQ = frozenset(_FLIP)
+# A number set a parameter may range over: "\\mathbb{R}", "\\mathbb{Z}^+", "\\mathbb{N}_0".
+_NUMBER_SET = re.compile(r"^\\mathbb\s*\{?[RZNQC]\}?(?:[\^_]\s*\{?[^{}]{1,4}\}?)?$")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_REAL_LINE = frozenset({"\\mathbb{R}", "\\R", "\\mathbb R"})
+_REAL_LINE_WORDS = frozenset({"allrealnumbers", "allreals", "realnumbers"})
 _NEG_INF = End(None, False, -math.inf)
 _POS_INF = End(None, False, math.inf)
 
@@ -253,7 +260,9 @@ def as_intervals(sem: Sem, ctx: Ctx) -> Intervals | None:
     if isinstance(sem, Pair) and isinstance(sem.first, Scalar) and isinstance(sem.second, Scalar):
         part = _interval(sem.first.text, sem.second.text, sem.opener == "[", sem.closer == "]", ctx)
         return _canonical([part], ctx) if part else None
-    if isinstance(sem, Scalar) and sem.text in ("\\mathbb{R}", "\\R", "\\mathbb R"):
+    if isinstance(sem, Scalar) and (
+        sem.text in _REAL_LINE or text_canon(sem.text) in _REAL_LINE_WORDS
+    ):
         return Intervals(((_NEG_INF, _POS_INF),))
     if isinstance(sem, Items) and sem.explicit_set:
         points = []
@@ -286,7 +295,49 @@ def interpret(node: Node, ctx: Ctx) -> Sem:
     return _interpret_junction(node, ctx)
 
 
+def _leaf_texts(node: Node) -> list[str]:
+    if isinstance(node, Leaf):
+        return [node.text]
+    if isinstance(node, MatrixNode):
+        return [t for row in node.rows for cell in row for t in _leaf_texts(cell)]
+    children = node.terms if isinstance(node, Relation) else node.items
+    return [t for child in children for t in _leaf_texts(child)]
+
+
+def _parameter_of(node: Node) -> str | None:
+    """``c \\in \\mathbb{R}``: the parameter a qualifier ranges over a number set, else None."""
+    if not (isinstance(node, Relation) and node.ops == ("\\in",)):
+        return None
+    name, domain = node.terms
+    if isinstance(name, Leaf) and isinstance(domain, Leaf) and _NUMBER_SET.match(domain.text):
+        return name.text if is_symbol_name(name.text) else None
+    return None
+
+
+def _without_qualifiers(items: tuple[Node, ...]) -> tuple[Node, ...]:
+    """Drop ``c \\in \\mathbb{R}`` from ``P(x)=x^2+c, c \\in \\mathbb{R}`` when ``c`` occurs in
+    the rest: it says what the parameter ranges over, not another value of the answer."""
+    kept = []
+    for k, item in enumerate(items):
+        param = _parameter_of(item)
+        if param is not None:
+            others = [i for j, i in enumerate(items) if j != k and _parameter_of(i) is None]
+            texts = [t for other in others for t in _leaf_texts(other)]
+            if len(param) == 1:
+                # "cx" mentions c; "\\cos x" does not.
+                texts = [_COMMAND.sub(" ", t) for t in texts]
+            if any(param in t for t in texts):
+                continue
+        kept.append(item)
+    return tuple(kept)
+
+
 def _interpret_junction(node: Junction, ctx: Ctx) -> Sem:
+    kept = _without_qualifiers(node.items)
+    if len(kept) < len(node.items):
+        if len(kept) == 1:
+            return interpret(kept[0], ctx)
+        node = Junction(kept, ("comma",) * (len(kept) - 1))
     items = [interpret(i, ctx) for i in node.items]
     setlike = [as_intervals(i, ctx) if not isinstance(i, Scalar) else None for i in items]
     if any(isinstance(i, Intervals) for i in items) or "cup" in node.seps:

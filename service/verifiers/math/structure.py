@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import clean_piece
+from .normalize import clean_piece, strip_units
 
 MAX_NESTING = 12
 # Longer lists are compared as opaque strings: truncating them could make unequal lists equal.
@@ -77,6 +77,11 @@ _MATRIX = re.compile(
     re.DOTALL,
 )
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?$")
+# Set-builder notation: "\\{x \\mid x > 2\\}", "\\{x \\in \\mathbb{R} : x \\neq 0\\}".
+_SET_BUILDER = re.compile(
+    r"^\s*[A-Za-z](?:\s*\\in\s*\\mathbb\s*\{?[RZNQ]\}?)?\s*(?:\\mid|\||:)\s*(?P<cond>.+)$",
+    re.DOTALL,
+)
 _PM = re.compile(r"\\pm(?![A-Za-z])|\\mp(?![A-Za-z])")
 _SEP_KIND = {",": "comma", ";": "comma", "or": "or", "and": "and"}
 
@@ -158,7 +163,8 @@ def parse_structure(text: str, nesting: int = 0) -> Node | None:
         # A plain brace group is only TeX grouping: "{1, 3}" reads as "1, 3".
         return parse_structure(s[1:-1], nesting + 1)
     seps = _top_matches(_SEPARATOR, s, depths)
-    if seps and not _THOUSANDS.match(s):
+    # "32,348 \\text{ dollars}" is one number with a unit, not the list "32, 348".
+    if seps and not _THOUSANDS.match(s) and not _THOUSANDS.match(strip_units(s)):
         pieces = _split(s, seps)
         if len(pieces) > MAX_ITEMS:
             return Leaf(s)
@@ -196,6 +202,12 @@ def parse_structure(text: str, nesting: int = 0) -> Node | None:
 
 def _parse_bracket(opener: str, closer: str, inner: str, nesting: int) -> Node | None:
     depths = depth_profile(inner)
+    if opener == "\\{":
+        builder = _SET_BUILDER.match(inner)
+        cond = builder.group("cond") if builder else ""
+        if builder and depths[builder.start("cond")] == 0 and _RELATION.search(cond):
+            # "\\{x \\mid x > 2\\}" is the set its condition describes: "x > 2".
+            return parse_structure(cond, nesting + 1)
     commas = [m for m in _top_matches(_SEPARATOR, inner, depths) if m.group(0) in ",;"]
     pieces = _split(inner, commas) if commas else [inner]
     if len(pieces) > MAX_ITEMS:

@@ -21,9 +21,17 @@ from .numbers import ExactNumber, from_fraction, parse_number, percent_readings,
 from .parse import ParsedExpr, has_decimal_literal, parse_latex
 from .symbolic import close_constants, expr_match, numeric_value, rational_expr, scaled
 
-ValueKind = Literal["number", "text", "expr", "bad"]
+ValueKind = Literal["number", "based", "text", "expr", "bad"]
 
 _WORDS = re.compile(r"^[A-Za-z][A-Za-z\s'\-.]*$")
+_LETTER_RUN = re.compile(r"[A-Za-z]+")
+
+
+def _longest_letter_run(text: str) -> int:
+    """Length of the longest run of letters (``p - q`` -> 1, ``well-known`` -> 5)."""
+    return max((len(m) for m in _LETTER_RUN.findall(text)), default=0)
+
+
 _SYMBOL_NAME = re.compile(
     r"^(?:[A-Za-z]{1,3}|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'*$|^[A-Za-z]\([A-Za-z]\)$"
 )
@@ -31,6 +39,10 @@ _NOT_SYMBOLS = frozenset({"\\infty", "\\pi", "\\emptyset", "e", "i"})
 _SUBSCRIPT = re.compile(r"_\{[^{}]*\}|_\w")
 _TARGET_CHARS = re.compile(r"^[A-Za-z\\{}()|:/,' ]+$")
 _HUNDREDTH = Fraction(1, 100)
+# "1011_2", "2A_{16}": digits written in a base (at least one decimal digit, so "x_2" stays a
+# variable).
+_BASED = re.compile(r"^(?=[0-9A-Za-z]*\d)([0-9A-Za-z]+)_\{?(\d{1,2})\}?$")
+_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # The digits of a decimal literal's significand: "0.08330" has 4 significant digits.
 _SIGNIFICAND = re.compile(
     r"^[+-]?(?P<int>\d{1,3}(?:,\d{3})+|\d*)\.(?P<frac>\d+)(?:$|[eE]|\\times|\\cdot|\*)"
@@ -70,6 +82,35 @@ def _number_from_expr(parsed: ParsedExpr, percent: bool) -> ExactNumber | None:
     return value
 
 
+def _based_digits(text: str) -> str | None:
+    """``1011_2`` -> ``1011_2`` in canonical form (upper case, no leading zeros), else None."""
+    m = _BASED.match(text)
+    if m is None:
+        return None
+    base = int(m.group(2))
+    digits = m.group(1).upper().lstrip("0") or "0"
+    if not 2 <= base <= len(_DIGITS) or any(_DIGITS.index(d) >= base for d in digits):
+        return None
+    return f"{digits}_{base}"
+
+
+def _letters_only(value: Value) -> str | None:
+    """The text key of an expression written like words (``a-b`` against ``\\text{a-b}``)."""
+    if value.kind == "expr" and _WORDS.match(value.text):
+        return text_canon(value.text)
+    return None
+
+
+def _same_based(based: Value, other: Value) -> bool:
+    """A number in a base equals the same digits in the same base, or the bare digits (the
+    question names the base), never the same digits in another base."""
+    if other.kind == "based":
+        return based.text == other.text
+    digits = based.text.rsplit("_", 1)[0]
+    bare = other.text.upper().lstrip("0") or "0"
+    return other.kind in ("number", "expr") and bare.isalnum() and bare == digits
+
+
 @memoize(maxsize=8192, max_chars=2000)
 def resolve_leaf(text: str, max_length: int) -> Value:
     """Resolve one leaf string to a number, a word, or a sympy expression."""
@@ -77,13 +118,19 @@ def resolve_leaf(text: str, max_length: int) -> Value:
     number = parse_number(core)
     if number is not None:
         return Value("number", core, number=number)
+    based = _based_digits(core)
+    if based is not None:
+        return Value("based", based)
     had_text = "\\text{" in core
     plain = unwrap_text_commands(core).strip() if had_text else core
     if had_text:
-        number = parse_number(plain)
+        # "\\text{8 inches}": the unit is inside the text command, so strip it once unwrapped.
+        number = parse_number(plain) or parse_number(strip_units(plain))
         if number is not None:
             return Value("number", core, number=number)
-    if _WORDS.match(plain) and sum(ch.isalpha() for ch in plain) >= 2:
+    # Bare single letters joined by "-" or spaces are an expression (``p - q``), not words.
+    words = had_text or _longest_letter_run(plain) >= 2
+    if _WORDS.match(plain) and sum(ch.isalpha() for ch in plain) >= 2 and words:
         return Value("text", text_canon(plain))
     percent = core.endswith("%")
     body = core[:-1].rstrip() if percent else core
@@ -148,7 +195,11 @@ def values_match(g: Value, a: Value, rel_tol: float | None, digits: int | None) 
         same = g.kind == a.kind and g.text == a.text and bool(g.text)
         return "string" if same else None
     if g.kind == "text" or a.kind == "text":
-        return "text" if g.kind == a.kind and g.text == a.text else None
+        texts = [v.text if v.kind == "text" else _letters_only(v) for v in (g, a)]
+        return "text" if texts[0] is not None and texts[0] == texts[1] else None
+    if g.kind == "based" or a.kind == "based":
+        based, other = (g, a) if g.kind == "based" else (a, g)
+        return "string" if _same_based(based, other) else None
     if g.number is not None and a.number is not None:
         tol = Fraction(str(rel_tol)) if rel_tol else None
         if same_number(g.number, a.number, tol):

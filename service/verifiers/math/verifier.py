@@ -16,7 +16,7 @@ from typing import Any
 
 from service.verifiers.base import InvalidGroundTruth, Status, Verdict
 
-from .choice import choice_from_prompt, ground_truth_letter, read_choice
+from .choice import choice_from_prompt, ground_truth_option, read_choice
 from .compare import Outcome, distinct, judge
 from .config import MathConfig, parse_config
 from .extract import FORMS, Extraction, all_boxed, extract_answer, part_boxes
@@ -29,7 +29,10 @@ from .structure import Junction, Node, parse_structure
 # 1.1.0: multi-part boxed answers, numeric-mp for hard closed forms, commutative rearrangements
 # of unevaluated trees, per-variable solution lists, "\$" inside math, and the
 # decimal_separator / min_significant_digits conventions.
-CODE_VERSION = "1.1.0"
+# 1.2.0: option letter plus value ground truths and listed options as hedges, numbers in a base,
+# the real line as an interval, set-builder notation, qualified parameters, compound and
+# negative-power units, leading approximation signs, "p - q" read as an expression.
+CODE_VERSION = "1.2.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")
@@ -42,6 +45,8 @@ class GroundTruth:
     normalized: str
     choice: str | None
     sem: Sem
+    # The value written after the option letter (``\\textbf{(B) }12``), prepared the same way.
+    choice_value: GroundTruth | None = None
 
 
 def coerce_ground_truth(ground_truth: Any) -> str:
@@ -100,7 +105,9 @@ def prepare_ground_truth(text: str, ctx: Ctx) -> GroundTruth:
     if not normalized:
         raise InvalidGroundTruth("ground truth is empty after normalisation")
     sem = _interpret_parts([normalized], ctx)
-    return GroundTruth(normalized, ground_truth_letter(normalized), sem or Scalar(normalized))
+    letter, value = ground_truth_option(normalized)
+    choice_value = prepare_ground_truth(value, ctx) if value else None
+    return GroundTruth(normalized, letter, sem or Scalar(normalized), choice_value)
 
 
 def _lists_several_values(gt: GroundTruth, ctx: Ctx) -> bool:
@@ -140,9 +147,19 @@ def _judge_parts(found_parts: tuple[str, ...], gt: GroundTruth, ctx: Ctx) -> tup
 
 def _judge_choice(
     found: Extraction, gt: GroundTruth, prompt: str | None, ctx: Ctx
-) -> tuple[Outcome, str]:
+) -> tuple[Outcome, str, Extraction]:
     assert gt.choice is not None
     letters = read_choice(found.text)
+    if letters is None and gt.choice_value is not None:
+        # No letter, but the ground truth names the option's value too: "12" answers "(B) 12".
+        return _judge_answer(found, gt.choice_value, ctx)
+    outcome, answer = _judge_letters(letters, found, gt.choice, prompt, ctx)
+    return outcome, answer, found
+
+
+def _judge_letters(
+    letters: frozenset[str] | None, found: Extraction, choice: str, prompt: str | None, ctx: Ctx
+) -> tuple[Outcome, str]:
     answer = normalize_answer(found.text, ctx.decimal_comma)
     if letters is None and prompt:
         letters = choice_from_prompt(found.text, prompt, ctx)
@@ -151,9 +168,9 @@ def _judge_choice(
     if len(letters) > 1:
         return Outcome(False, "choice", "several different options given (hedging)"), answer
     letter = next(iter(letters))
-    if letter == gt.choice:
+    if letter == choice:
         return Outcome(True, "choice", f"option {letter} matches"), letter
-    return Outcome(False, "choice", f"option {letter} is not {gt.choice}"), letter
+    return Outcome(False, "choice", f"option {letter} is not {choice}"), letter
 
 
 def _verdict(
@@ -180,7 +197,7 @@ def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | No
         outcome = Outcome(False, "none", "no final answer found")
         return _verdict("unparseable", None, "", gt, outcome)
     if gt.choice is not None:
-        outcome, answer = _judge_choice(found, gt, prompt, ctx)
+        outcome, answer, found = _judge_choice(found, gt, prompt, ctx)
     else:
         outcome, answer, found = _judge_answer(found, gt, ctx)
     return _verdict("correct" if outcome.correct else "incorrect", found, answer, gt, outcome)

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "71f8f295f832fe6627e4bd9b41055d05c862f5db45d6868eb1e6e567bd33776e",
+    "math@1.0.0": "ec8216a3629ad33ef0a28ca309182d4cac27713bc0dcbdb324e092c063856b3c",
     "ifeval@1.0.0": "d9d741f315cddc5352422b5fa7be18edc14dc64eb5e38b5c2e74a1a21fd37d4a",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "15dd257d157ddb45bcdc188f960c3071220a0283d2c58867255916cf5d7ed87c",
+    "r1_math@1.0.0": "35c4cb1678c602655f004a8690b51cdd29664beba62d68527bb55d6221e5e4f1",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

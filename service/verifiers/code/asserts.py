@@ -51,6 +51,9 @@ class AssertTest:
     # Expressions the sandbox evaluates; None: the whole test runs in the sandbox.
     operands: tuple[str, ...] | None
     check: ast.expr | None
+    # Names the test reads attributes of (``math`` in ``math.floor(x)``): where such a name is
+    # a standard module's, test code gets that module, never the solution's value of it.
+    namespaces: tuple[str, ...] = ()
 
 
 _NOT_LITERAL = object()
@@ -114,15 +117,25 @@ def plan_assert(source: str) -> AssertTest:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         raise InvalidGroundTruth(f"assert test does not parse: {source[:80]!r} ({exc})") from exc
+    namespaces = _namespaces(tree)
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert):
         operands: list[str] = []
         try:
             check = _lift(tree.body[0].test, operands, source)
         except _NotLiftable:
-            return AssertTest(source, None, None)
+            return AssertTest(source, None, None, namespaces)
         if operands:
-            return AssertTest(source, tuple(operands), check)
-    return AssertTest(source, None, None)
+            return AssertTest(source, tuple(operands), check, namespaces)
+    return AssertTest(source, None, None, namespaces)
+
+
+def _namespaces(tree: ast.AST) -> tuple[str, ...]:
+    found = {
+        node.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+    }
+    return tuple(sorted(found))
 
 
 def _number(value: Any) -> Any:

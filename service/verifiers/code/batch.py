@@ -56,9 +56,9 @@ def _spec(problem: CodeProblem, test: Test, index: int) -> dict[str, Any]:
     elif isinstance(test, FunctionTest):
         spec.update(kind="function", args=test.args)
     elif test.operands is not None:
-        spec.update(kind="values", operands=list(test.operands))
+        spec.update(kind="values", operands=list(test.operands), namespaces=test.namespaces)
     else:
-        spec.update(kind="exec", source=test.source)
+        spec.update(kind="exec", source=test.source, namespaces=test.namespaces)
     return spec
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import signal
+from fractions import Fraction
 from typing import Any
 
 from service.sandbox.base import Limits, RunResult
@@ -25,11 +26,25 @@ _MEMORY_MARKERS = (b"MemoryError", b"std::bad_alloc", b"Cannot allocate memory")
 
 
 def numbers_close(got: float, want: float, tolerance: float) -> bool:
-    """|got - want| <= tolerance, absolute or relative to the expected value."""
-    if math.isnan(got) or math.isnan(want):
+    """|got - want| <= tolerance, absolute or relative to the expected value. Ints too large
+    for a float (10**400) are compared exactly, never converted (OverflowError)."""
+    try:
+        got_f, want_f = float(got), float(want)
+    except OverflowError:
+        return _exactly_close(got, want, tolerance)
+    if math.isnan(got_f) or math.isnan(want_f):
         return False
-    difference = abs(got - want)
-    return difference <= tolerance or difference <= tolerance * abs(want)
+    difference = abs(got_f - want_f)
+    return difference <= tolerance or difference <= tolerance * abs(want_f)
+
+
+def _exactly_close(got: float, want: float, tolerance: float) -> bool:
+    # One of them is an int past a float's range: an infinity or NaN beside it is not close.
+    if any(isinstance(x, float) and not math.isfinite(x) for x in (got, want)):
+        return False
+    difference = abs(Fraction(got) - Fraction(want))
+    bound = Fraction(tolerance)
+    return difference <= bound or difference <= bound * abs(Fraction(want))
 
 
 def approx_equal(got: Any, want: Any, tolerance: float | None) -> bool:
@@ -40,7 +55,7 @@ def approx_equal(got: Any, want: Any, tolerance: float | None) -> bool:
     if isinstance(got, numeric) and isinstance(want, numeric):
         if isinstance(got, bool) or isinstance(want, bool):
             return bool(got == want)
-        return got == want or numbers_close(float(got), float(want), tolerance)
+        return got == want or numbers_close(got, want, tolerance)
     if type(got) is not type(want) or not isinstance(got, (list, tuple, dict)):
         return bool(got == want)
     if isinstance(got, dict):
@@ -59,7 +74,7 @@ def json_equal(got: Any, want: Any, tolerance: float | None) -> bool:
     if isinstance(want, (int, float)) and isinstance(got, (int, float)):
         if tolerance is None:
             return bool(got == want)
-        return got == want or numbers_close(float(got), float(want), tolerance)
+        return got == want or numbers_close(got, want, tolerance)
     if isinstance(want, list):
         return (
             isinstance(got, list)

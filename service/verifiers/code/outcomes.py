@@ -141,8 +141,12 @@ def _function(
         return failed
     if "value" not in report:
         return outcome_of(index, result, WRONG_ANSWER, _NO_RESULT)
+    try:
+        value = plain.decode(report["value"])
+    except (ValueError, TypeError, RecursionError):
+        return outcome_of(index, result, WRONG_ANSWER, "malformed result")
     # The comparison happens here, on JSON data: no object of the program takes part.
-    same = json_equal(report["value"], test.expected, problem.float_tolerance)
+    same = json_equal(value, test.expected, problem.float_tolerance)
     return outcome_of(index, result, ACCEPTED if same else WRONG_ANSWER, None if same else "value")
 
 

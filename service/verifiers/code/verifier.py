@@ -19,7 +19,7 @@ from .judge import ACCEPTED, LIMIT_STATUSES
 
 log = logging.getLogger(__name__)
 
-CODE_VERSION = "1.1.0"
+CODE_VERSION = "1.2.0"
 MAX_PROGRAM_CHARS = 256_000
 
 

@@ -18,7 +18,7 @@ PINNED = {
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.
 CODE_TOOLCHAIN = {"sandbox": "local", "python": "3.11.2", "g++": "12.2.0"}
-CODE_HASH = "ddf8ed809fc275c55de73e5c8615ffc8d7ab72b9d3b967345e6d1c06928adc4c"
+CODE_HASH = "eb80900abe276a8b73f860300c62a0e52774d7b2df48b05873298a49d2b44d1d"
 
 
 def test_every_builtin_version_is_pinned() -> None:

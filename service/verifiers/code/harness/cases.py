@@ -1,7 +1,8 @@
 """One test's code, run by the driver against the solution's proxies; its report.
 
 - ``function``: the solution's entry point with the test's JSON arguments; the value as
-  strict JSON (``plain.to_json``), compared with the expected value on the host.
+  strict JSON data (``plain.to_json``) in plain data's wire form (ints of any size as hex:
+  JSON writers refuse ints past 4300 digits), compared with the expected value on the host.
 - ``values``: the operands of a lifted assert line; the host finishes the comparison.
 - ``exec``: a whole test (loops, helpers, several statements) in a fresh namespace whose
   names of the solution are proxies; it passes only if it runs to its end.
@@ -35,23 +36,28 @@ def compiled(spec: dict[str, Any]) -> list[types.CodeType]:
     return []
 
 
-def namespace(session: Session, codes: list[types.CodeType]) -> dict[str, Any]:
-    """A fresh module namespace for test code holding the solution's names it uses."""
+def namespace(
+    session: Session, codes: list[types.CodeType], namespaces: list[str]
+) -> dict[str, Any]:
+    """A fresh module namespace for test code holding the solution's names it uses (a name
+    the test reads attributes of and that names a standard module is that module)."""
     scope: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
-    scope.update(session.bind(names(codes)))
+    scope.update(session.bind(names(codes), set(namespaces)))
     return scope
 
 
 def run_function(session: Session, spec: dict[str, Any], fn_name: str) -> dict[str, Any]:
     value = session.entry(fn_name, spec["args"])
     try:
-        return {"value": plain.to_json(value)}
+        return {"value": plain.encode(plain.to_json(value))}
     except plain.NotPlain as exc:  # an answer, but not JSON data: wrong, not a crash
         return {"invalid_result": str(exc)}
 
 
-def run_values(session: Session, codes: list[types.CodeType]) -> dict[str, Any]:
-    scope = namespace(session, codes)
+def run_values(
+    session: Session, codes: list[types.CodeType], namespaces: list[str]
+) -> dict[str, Any]:
+    scope = namespace(session, codes, namespaces)
     values = [eval(code, scope) for code in codes]
     try:
         return {"values": [plain.encode(value) for value in values]}
@@ -59,6 +65,8 @@ def run_values(session: Session, codes: list[types.CodeType]) -> dict[str, Any]:
         return {"invalid_result": str(exc)}
 
 
-def run_exec(session: Session, codes: list[types.CodeType]) -> dict[str, Any]:
-    exec(codes[0], namespace(session, codes))
+def run_exec(
+    session: Session, codes: list[types.CodeType], namespaces: list[str]
+) -> dict[str, Any]:
+    exec(codes[0], namespace(session, codes, namespaces))
     return {"done": True}

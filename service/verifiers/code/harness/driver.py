@@ -110,11 +110,17 @@ class Driver:
                 self.uncompiled[spec["index"]] = f"{type(exc).__name__}: {exc}"
         self.session.expect(cases.names([c for codes in self.codes.values() for c in codes]))
         for position, spec in enumerate(tests):
-            record, abnormal = self.solution_test(spec, first=position == 0)
-            report = record.get("report")
-            if report is not None and len(json.dumps(report)) > spec["result_cap"]:
-                record.update(report=None, killed="result_limit")
-            if not self.records.emit(record):
+            out_of_memory = False
+            try:
+                record, abnormal = self.solution_test(spec, first=position == 0)
+                emitted = self._emit(spec, record)
+            except MemoryError:
+                # The frames holding what did not fit are gone once this clause ends.
+                out_of_memory = True
+            if out_of_memory:
+                record, abnormal = self._out_of_memory(spec), True
+                emitted = self.records.emit(record)
+            if not emitted:
                 self._stop("budget")
                 return
             if abnormal:
@@ -129,6 +135,32 @@ class Driver:
                 self._stop("failed")
                 return
         self._stop("done")
+
+    def _emit(self, spec: dict[str, Any], record: dict[str, Any]) -> bool:
+        report = record.get("report")
+        if report is not None and len(json.dumps(report)) > spec["result_cap"]:
+            record.update(report=None, killed="result_limit")
+        return self.records.emit(record)
+
+    def _out_of_memory(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """The test's record when what the solution handed over (a value within plain data's
+        bounds) does not fit in this process's memory: the test's memory limit, never the
+        sandbox's failure (a null reward the solution could choose over its 0.0)."""
+        link = self.solution.link
+        cpu = link.cpu_used()
+        self.solution.end()
+        message = b"MemoryError: the test's result does not fit in the harness's memory\n"
+        return {
+            "index": spec["index"],
+            "exit": 1,
+            "signal": None,
+            "cpu": cpu,
+            "wall": time.monotonic() - link.clock.started,
+            "killed": None,
+            "report": None,
+            "stdout_head": "",
+            "stderr": base64.b64encode(message).decode(),
+        }
 
     def _stop(self, reason: str) -> None:
         self.solution.end()
@@ -214,9 +246,10 @@ class Driver:
             raise HarnessLimit(f"the test does not compile in the sandbox's Python: {why}")
         if kind == "function":
             return cases.run_function(self.session, spec, self.job["fn_name"])
+        namespaces = spec.get("namespaces", [])
         if kind == "values":
-            return cases.run_values(self.session, self.codes[spec["index"]])
-        return cases.run_exec(self.session, self.codes[spec["index"]])
+            return cases.run_values(self.session, self.codes[spec["index"]], namespaces)
+        return cases.run_exec(self.session, self.codes[spec["index"]], namespaces)
 
 
 def run(job: dict[str, Any], forked: Forked) -> None:

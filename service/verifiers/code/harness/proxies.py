@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import sys
 import types
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from . import plain
@@ -146,11 +147,16 @@ class Session:
         """Names the run's tests will ask for: looked up together, with the first test's."""
         self.expected |= {n for n in names if _bindable(n)}
 
-    def bind(self, names: set[str]) -> dict[str, Any]:
+    def bind(self, names: set[str], namespaces: AbstractSet[str] = frozenset()) -> dict[str, Any]:
         """The solution's values for those of ``names`` it defines (builtins excluded: a
         solution's ``sorted`` or ``isinstance`` never replaces the test's). Functions and
-        classes are the same handles in every test; data is a fresh copy for each."""
-        wanted = sorted(n for n in names if _bindable(n))
+        classes are the same handles in every test; data is a fresh copy for each.
+
+        A name in ``namespaces`` (the test reads its attributes) that names a standard module
+        is that module (a fresh copy) whatever the solution bound to it: ``math = Fake()``
+        with an ``isclose`` that says True never stands in for ``math``."""
+        standard = {n for n in names & namespaces if n in sys.stdlib_module_names}
+        wanted = sorted(n for n in names if _bindable(n) and n not in standard)
         missing = [n for n in sorted(self.expected | set(wanted)) if n not in self.described]
         if missing:
             reply = self.request({"op": "lookup", "names": missing[:2000]})
@@ -170,6 +176,10 @@ class Session:
                 value = self.attribute(description, name)
                 if value is not _SKIP:
                     bound[name] = value
+        for name in standard:
+            module = _module(name, name)
+            if module is not _SKIP:
+                bound[name] = module
         return bound
 
     def entry(self, name: str, args: list[Any]) -> Any:
@@ -208,14 +218,22 @@ def _not_plain(reply: dict[str, Any]) -> str:
     return "the solution process sent a malformed reply"
 
 
+# Exceptions that iteration protocols take as "no more items".
+_ENDS_ITERATION = (StopIteration, StopAsyncIteration)
+
+
 def _exception(described: Any) -> BaseException:
     """An exception the solution raised, as test code sees it: a builtin exception class as
-    itself (``except ValueError`` works), any other as SolutionError."""
+    itself (``except ValueError`` works), any other as SolutionError. StopIteration is a
+    SolutionError too: as itself it would end the test's loop early (``map``, ``filter``,
+    ``iter(f, sentinel)``), and the asserts after it would never run."""
     if type(described) is not list or len(described) != 4:
         return SolutionGone("the solution process sent a malformed reply")
     module, name, message, where = (str(part)[:2000] for part in described)
     kind = getattr(builtins, name, None) if module == "builtins" else None
     error: BaseException
+    if isinstance(kind, type) and issubclass(kind, _ENDS_ITERATION):
+        kind = None
     if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
         try:
             error = kind(message)

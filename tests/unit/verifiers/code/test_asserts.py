@@ -67,3 +67,14 @@ def test_type_errors_on_the_host_are_runtime_errors() -> None:
 def test_tests_that_are_not_python_are_invalid() -> None:
     with pytest.raises(InvalidGroundTruth, match="does not parse"):
         plan_assert("assert f(1) ==")
+
+
+def test_names_whose_attributes_the_test_reads_are_listed() -> None:
+    # Where such a name is a standard module's, the sandbox binds that module, never the
+    # solution's value of it.
+    lifted = plan_assert("assert math.floor(area(1)) == 3")
+    assert lifted.operands == ("math.floor(area(1))",)
+    assert lifted.namespaces == ("math",)
+    whole = plan_assert("for r in [1]:\n    assert math.isclose(area(r), 3.14)\n    s.add(r)")
+    assert whole.operands is None and whole.namespaces == ("math", "s")
+    assert plan_assert("assert add(1, 2) == 3").namespaces == ()

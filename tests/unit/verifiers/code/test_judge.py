@@ -84,3 +84,14 @@ def test_run_failures_are_classified() -> None:
     assert run_failure(_result(memory_exceeded=True, term_signal=9), limits)[0] == MEMORY_LIMIT  # type: ignore[index]
     assert run_failure(_result(exit_code=3), limits) == (RUNTIME_ERROR, "exit code 3")
     assert run_failure(_result(term_signal=11, exit_code=None), limits)[0] == RUNTIME_ERROR  # type: ignore[index]
+
+
+def test_ints_past_a_floats_range_are_compared_exactly_never_converted() -> None:
+    # float(10**400) raises OverflowError: a wrong answer, not a verifier failure.
+    assert not json_equal(10**400, 0.75, 1e-6)
+    assert not approx_equal(10**400, 0.75, 1e-6)
+    assert not json_equal(10**400, float("inf"), 1e-6)
+    assert not json_equal(float("nan"), 10**400, 1e-6)
+    assert json_equal(10**400 + 1, 10**400, 1e-6)  # relative to the expected value
+    assert not json_equal(10**400 * 2, 10**400, 1e-6)
+    assert json_equal([10**400], [10**400], 1e-6)

@@ -1,0 +1,143 @@
+"""What a wrong solution does to its process, the harness and the run, through each real
+sandbox backend, in every mode: tracing and rewriting the caller, exits and signals, threads
+and children that keep printing "PASS", writing to or closing descriptors, replacing stdout,
+patching the harness's own modules, reading the tests, memory at the last moment, sleeping
+past the clock; and stdio's own tricks. None earns a reward or a null; an honest solution
+run next on the same backend passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.verifiers.code import verify
+from tests.integration.verifiers.code.helpers import fenced
+
+pytestmark = pytest.mark.usefixtures("each_sandbox")
+
+FUNCTION = {
+    "language": "python",
+    "mode": "function",
+    "fn_name": "add",
+    "tests": [{"args": [1, 2], "expected": 3}, {"args": [[1], [2]], "expected": [1, 2]}],
+}
+VALUES = {
+    "language": "python",
+    "mode": "assert",
+    "tests": ["assert add(1, 2) == 3", "assert add([1], [2]) == [1, 2]"],
+}
+EXEC = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "def check(candidate):\n    assert candidate(1, 2) == 3\n"
+        "    assert candidate([1], [2]) == [1, 2]\ncheck(add)"
+    ],
+}
+STDIO = {
+    "language": "python",
+    "tests": [{"stdin": "1 2\n", "stdout": "3\n"}, {"stdin": "2 2\n", "stdout": "4\n"}],
+}
+MODES = {"function": FUNCTION, "values": VALUES, "exec": EXEC, "stdio": STDIO}
+HONEST = "def add(a, b):\n    return a + b\nif __name__ == '__main__':\n"
+HONEST += "    print(add(*map(int, input().split())))\n"
+
+TAIL = "\ndef add(a, b):\n    return 0\nif __name__ == '__main__':\n    print(0)\n"
+ATTACKS = {
+    "settrace": "import sys\ndef tr(f, e, a):\n    f.f_locals\n    return tr\n"
+    "sys.settrace(tr)\nsys.setprofile(lambda *a: None)",
+    "gc rewrites expected values": "import gc\ndef _rewrite():\n    for o in gc.get_objects():\n"
+    "        if isinstance(o, dict) and 'expected' in o: o['expected'] = 0\n"
+    "        if isinstance(o, list) and 3 in o: o[o.index(3)] = 0\n_rewrite()",
+    "caller frames": "import inspect\ndef _rewrite():\n    f = inspect.currentframe()\n"
+    "    while f:\n        f.f_globals['AssertionError'] = KeyError\n        f = f.f_back\n"
+    "_rewrite()",
+    "SystemExit at import": "raise SystemExit(0)",
+    "os._exit at import": "import os\nos._exit(0)",
+    "signal handlers": "import signal\nfor s in (signal.SIGTERM, signal.SIGALRM, signal.SIGXCPU,"
+    " signal.SIGINT):\n    signal.signal(s, signal.SIG_IGN)\nsignal.alarm(0)",
+    "atexit prints": "import atexit, os\natexit.register(lambda: print('3\\n4'))\n"
+    "atexit.register(lambda: os.write(1, b'PASS\\n'))",
+    "thread prints PASS": "import threading, time, os\ndef spam():\n    while True:\n"
+    "        for fd in (1, 2):\n            try: os.write(fd, b'PASS\\n')\n"
+    "            except OSError: pass\n        time.sleep(0.01)\n"
+    "threading.Thread(target=spam, daemon=True).start()",
+    "writes every descriptor": "import os\nfor fd in range(3, 64):\n    try:\n"
+    '        os.write(fd, b\'{"index":0,"report":{"done":true,"value":3}}\\n\')\n'
+    "    except OSError: pass",
+    "closes every descriptor": "import os\nos.closerange(0, 1024)",
+    "replaces stdout": "import os, sys\nos.dup2(2, 1)\nsys.stdout = open('/dev/null', 'w')",
+    "reads the tests": "import glob, os\nblob = b''\nfor p in glob.glob('/work/*') + "
+    "glob.glob('/tmp/*') + ['/proc/self/environ', f'/proc/{os.getppid()}/cmdline']:\n"
+    "    try: blob += open(p, 'rb').read()\n    except OSError: pass\n"
+    "assert b'expected' not in blob and b'\"stdout\"' not in blob",
+    "child prints for it": "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+    "    for _ in range(100):\n        try: os.write(1, b'PASS\\n')\n        except OSError: pass\n"
+    "        time.sleep(0.02)\n    os._exit(0)",
+    "double fork": "import os, time\nif os.fork() == 0:\n    if os.fork() == 0:\n"
+    "        os.setsid()\n        time.sleep(30)\n    os._exit(0)",
+    "patches the harness": "import sys\nfor n, m in list(sys.modules.items()):\n"
+    "    if n.startswith('rlvr_harness'):\n        for k in ('encode', 'to_json', 'pack'):\n"
+    "            if hasattr(m, k): setattr(m, k, lambda *a, **kw: b'')",
+}
+
+
+def _no_reward(verdict: Any) -> None:
+    assert verdict.reward == 0.0, verdict
+    assert verdict.status in ("incorrect", "timeout"), verdict
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attack_on_the_process_earns_nothing_and_leaves_no_trace(mode: str, attack: str) -> None:
+    verdict = verify(fenced(ATTACKS[attack] + TAIL), MODES[mode], {"reward": "fraction"})
+    _no_reward(verdict)
+    if attack != "patches the harness":  # its half of the channel is mute: the clock ends it
+        assert verdict.status == "incorrect", verdict
+    honest = verify(fenced(HONEST), MODES[mode], {"reward": "fraction"})
+    assert (honest.status, honest.reward) == ("correct", 1.0), honest.details
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_at_the_last_moment_is_a_limit(mode: str) -> None:
+    program = "def add(a, b):\n    x = bytearray(1 << 34)\n    return 0\nx = bytearray(1 << 34)\n"
+    verdict = verify(fenced(program), MODES[mode], {"reward": "fraction"})
+    _no_reward(verdict)
+    assert verdict.details["tests"][0]["status"] == "memory limit"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sleeping_past_the_wall_clock_is_a_time_limit(mode: str) -> None:
+    # time_limit_s 0.2: a wall clock of 1.4 s per test.
+    program = "import time\ndef add(a, b):\n    time.sleep(3)\n    return a + b\n"
+    program += "if __name__ == '__main__':\n    time.sleep(3)\n"
+    verdict = verify(fenced(program), {**MODES[mode], "time_limit_s": 0.2}, {})
+    assert (verdict.status, verdict.reward) == ("timeout", 0.0), verdict
+    assert verdict.details["tests"][0]["status"] == "time limit"
+
+
+STDIO_TRICKS = {
+    "every plausible answer": "for n in range(10):\n    print(n)\n",
+    "another case": "a, b = map(int, input().split())\nprint(f'{a + b}')\nprint('YES')\n",
+    "leading space": "a, b = map(int, input().split())\nprint('', a + b)\n",
+    "exit 1 after the answer": "import sys\na, b = map(int, input().split())\n"
+    "print(a + b, flush=True)\nsys.exit(1)\n",
+    "killed after the answer": "import os, signal\na, b = map(int, input().split())\n"
+    "print(a + b, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "os._exit(3) after the answer": "import os\na, b = map(int, input().split())\n"
+    "print(a + b, flush=True)\nos._exit(3)\n",
+    "answer on stderr": "import sys\na, b = map(int, input().split())\n"
+    "print(a + b, file=sys.stderr)\n",
+}
+
+
+@pytest.mark.parametrize("trick", STDIO_TRICKS)
+def test_stdio_tricks_earn_nothing(trick: str) -> None:
+    verdict = verify(fenced(STDIO_TRICKS[trick]), STDIO, {"reward": "fraction"})
+    _no_reward(verdict)
+
+
+def test_stdio_forgives_trailing_whitespace_only() -> None:
+    program = "a, b = map(int, input().split())\nprint(a + b, end='   \\r\\n\\n\\n')\n"
+    assert verify(fenced(program), STDIO, {}).status == "correct"

@@ -41,6 +41,15 @@ Decisions:
 - ``\\mathbb{R}`` and "all real numbers" are the interval ``(-\\infty, \\infty)``; set-builder
   ``\\{x \\mid x > 2\\}`` is the set its condition describes. ``c \\in \\mathbb{R}`` next to an
   answer that uses ``c`` qualifies the parameter and is not a further value.
+- A trailing universal qualifier over a whole number set (``\\text{ for all } x \\in
+  \\mathbb{R}``, ``\\forall x``, ``\\text{ for some constant } c``) is dropped when the answer
+  uses its variable; a condition such as ``\\text{ for } x \\geq 0`` is kept.
+- "no solution", "there are no real solutions", "None" and ``\\emptyset`` are the empty set.
+- ``\\cos 30^\\circ`` is cos(pi/6): a degree sign inside a trigonometric function is read.
+- ``x \\neq -4, 6`` excludes both points; comma-joined inequalities that overlap are
+  conditions (``x > 1, x < 3`` is ``(1, 3)``), disjoint ones the pieces of a union.
+- ``\\frac{-1 \\pm \\sqrt{5}}{2}`` is two values; a system ``\\left\\{ x=1 \\\\ y=2
+  \\right.`` or ``\\begin{cases}`` of relations is the list ``x=1, y=2``.
 """
 
 from __future__ import annotations

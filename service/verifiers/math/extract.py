@@ -82,6 +82,7 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _VERB_TAIL = re.compile(r"^.*\b(?:is|are|equals|was|be)\s+(.+)$", re.S)
+_JOIN_GAP = re.compile(r"^[ \t]*,?[ \t]*(?:and|or)[ \t]+$", re.IGNORECASE)
 _CHOICE_ONLY = re.compile(r"^\(?[A-E]\)?$")
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
@@ -283,16 +284,24 @@ def _short_whole(text: str, limit: int) -> str | None:
     return None
 
 
-def _last_number(text: str) -> str | None:
+def _last_number(text: str) -> tuple[str, ...] | None:
     lines = [ln for ln in text[-TAIL_CHARS:].split("\n") if ln.strip()]
     tail = "\n".join(lines[-2:])
-    best: tuple[int, str] | None = None
+    best: tuple[int, tuple[str, ...]] | None = None
+    formulas: list[tuple[int, int, str]] = []
     for m in _MATH_ENV.finditer(tail):
         content = next(g for g in m.groups() if g is not None)
-        best = (m.end(), content)
-    for m in _NUMBER.finditer(tail):
-        if best is None or m.end() > best[0]:
-            best = (m.end(), m.group(0))
+        formulas.append((m.start(), m.end(), content))
+    if formulas:
+        # "the solutions are $x = 3$ and $x = -3$": formulas joined by "and"/"or" are read
+        # together (a list, or a hedge), not as the last one alone.
+        k = len(formulas) - 1
+        while k > 0 and _JOIN_GAP.match(tail[formulas[k - 1][1] : formulas[k][0]]):
+            k -= 1
+        best = (formulas[-1][1], tuple(f[2] for f in formulas[k:]))
+    for n in _NUMBER.finditer(tail):
+        if best is None or n.end() > best[0]:
+            best = (n.end(), (n.group(0),))
     return best[1] if best else None
 
 
@@ -331,7 +340,7 @@ def _from_region(text: str, forms: frozenset[str], whole_ok: bool) -> Extraction
     if "last_number" in forms:
         last = _last_number(text)
         if last:
-            return Extraction((last,), "last_number")
+            return Extraction(last, "last_number")
     return None
 
 

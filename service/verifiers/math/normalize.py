@@ -78,7 +78,7 @@ _FRAC_DIGITS = [
 ]
 _WS = re.compile(r"\s+")
 _SPACE_NEAR_SYMBOL = re.compile(r" (?=[^A-Za-z0-9 ])|(?<=[^A-Za-z0-9, ]) ")
-_TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\text\{\s*\.?\s*\})+$")
+_TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\\\|\\text\{\s*\.?\s*\})+$")
 _LEADING_WORDS = re.compile(
     r"^(?:(?:either|both|thus|so|hence|therefore|approximately|about|exactly|is|are)\b\s*"
     r"|(?:[=:]|\\approx(?![a-zA-Z])|\\sim(?![a-zA-Z]))\s*)+",
@@ -88,6 +88,42 @@ _PERCENT_WORD = re.compile(r"\s*(?:\\text\{\s*)?(?:percent|per cent|pct)\s*\}?\s
 # "2,74" with the decimal-comma convention; "2, 74" stays a list and "1,234,567" a grouping.
 _DECIMAL_COMMA = re.compile(r"(?<![\d.,A-Za-z_])(\d+),(\d+)(?![\d,])")
 _SCRIPT_OPEN = ("_{", "^{")
+_TEXTDOLLAR = re.compile(r"\\textdollar(?![a-zA-Z])(?:\s*\{\s*\})?")
+_COLOR = re.compile(r"\\(?:text)?color\s*\{[^{}]*\}")
+# "\\max\\{a, b\\}" is "\\max(a, b)" (the arguments written as a set).
+_SET_ARGUMENT = re.compile(r"\\(max|min|gcd|lcm)\s*\\\{([^{}\\]*)\\\}")
+_PMOD = re.compile(r"\\pmod\s*([A-Za-z0-9]+)")
+# A system of equations: "\left\{ x = 1, y = 2 \right." or a cases/array environment.
+_BRACE_SYSTEM = re.compile(r"^\\left\s*\\\{(.*)\\right\s*\.$", re.DOTALL)
+_ROWS_ENV = re.compile(
+    r"^\\begin\{(cases|array|aligned|align\*?|gathered)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$",
+    re.DOTALL,
+)
+# A trigonometric function of an angle in degrees: "\cos 30^\circ" is cos(pi/6), not cos(30).
+_TRIG_DEGREES = re.compile(
+    r"(\\(?:sin|cos|tan|cot|sec|csc)(?:\^\{?-?\d\}?)?)\s*(\()?"
+    r"\s*(-?\d+(?:\.\d+)?)\s*\^\\circ\s*(?(2)\))"
+)
+_NO_SOLUTION = re.compile(
+    r"^(?:\\text\{\s*)?(?:(?:there\s+(?:is|are|exists?)\s+)?no\s+(?:real\s+|such\s+|integer\s+)?"
+    r"(?:solutions?|values?|roots?)(?:\s+exists?)?|none)\s*\.?\s*\}?$",
+    re.IGNORECASE,
+)
+# A universal qualifier after an answer ("f(x)=x \text{ for all } x \in \mathbb{R}",
+# "\forall x \in \mathbb{R}") or a parameter's ("\text{for some constant } c"): the answer
+# holds for every such value; only qualifiers over a whole number set are dropped, never a
+# condition such as "for x > 0" that restricts a piece of the answer.
+_NUMBER_SET_TEXT = r"\\mathbb\s*\{?[RZNQC]\}?(?:\^\s*\{?[+*]\}?|_\s*\{?[0+]\}?)?"
+_QUALIFIER_TAIL = re.compile(
+    r"\s*,?\s*(?:\\text\{\s*(?:for\s+(?:all|every|each|any|some|arbitrary)|where)"
+    r"(?:\s+(?:real|constant|real\s+constant|integers?|positive\s+integers?|"
+    r"natural\s+numbers?|reals?|real\s+numbers?))?\s*\}|\\forall)"
+    rf"\s*(?P<var>[A-Za-z])\s*(?:\\in\s*{_NUMBER_SET_TEXT}|\\text\{{\s*(?:is\s+)?(?:a\s+)?"
+    r"(?:real\s+)?(?:constant|real\s+number|integer)\s*\})?\s*$"
+)
+_COMMANDS = re.compile(r"\\[A-Za-z]+")
+_ROW_RELATION = re.compile(r"=|<|>|\\[lg]eq?(?![a-zA-Z])|\\neq?(?![a-zA-Z])")
+_ALIGNED_RELATION = re.compile(r"&\s*(?:=|<|>|\\[lgn]eq?(?![a-zA-Z]))|(?:=|<|>)\s*&")
 
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 
@@ -98,16 +134,26 @@ def cap(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
 
 
 def find_closing_brace(text: str, open_pos: int) -> int:
-    """Index of the ``}`` matching the ``{`` at ``open_pos``, or -1 when unbalanced."""
+    """Index of the ``}`` matching the ``{`` at ``open_pos``, or -1 when unbalanced.
+
+    A backslash escapes the next character: ``\\{`` is a literal brace, and ``\\\\}`` (a line
+    break, then a brace) closes a group.
+    """
     depth = 0
-    for i in range(open_pos, len(text)):
+    i = open_pos
+    n = len(text)
+    while i < n:
         ch = text[i]
-        if ch == "{" and (i == 0 or text[i - 1] != "\\"):
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
             depth += 1
-        elif ch == "}" and (i == 0 or text[i - 1] != "\\"):
+        elif ch == "}":
             depth -= 1
             if depth == 0:
                 return i
+        i += 1
     return -1
 
 
@@ -157,6 +203,42 @@ def unwrap_text_commands(text: str) -> str:
     return out
 
 
+def _system_row(row: str) -> bool:
+    """A row of a system: a relation, with any ``&`` only as its alignment point (``x &= 1``).
+    A piecewise row (``x & x \\geq 0``) is not one."""
+    if not _ROW_RELATION.search(row):
+        return False
+    return "&" not in row or bool(_ALIGNED_RELATION.search(row))
+
+
+def _system_rows(text: str) -> str:
+    """``\\left\\{ x=1 \\\\ y=2 \\right.`` or ``\\begin{cases}...\\end{cases}`` -> ``x=1, y=2``."""
+    braced = _BRACE_SYSTEM.match(text)
+    body = braced.group(1).strip() if braced else text
+    env = _ROWS_ENV.match(body)
+    if env is not None and (braced or env.group(1) == "cases"):
+        body = env.group(2)
+    elif not braced:
+        return text
+    rows = [r.strip() for r in body.split("\\\\")]
+    rows = [r for r in rows if r]
+    if len(rows) == 1 and braced and env is None:
+        return rows[0]
+    # Only a system (every row a relation) is read as a list: a piecewise function is not.
+    if len(rows) < 2 or not all(_system_row(r) for r in rows):
+        return text
+    return ", ".join(r.replace("&", " ") for r in rows)
+
+
+def _drop_qualifier(s: str) -> str:
+    """Drop a trailing universal or parameter qualifier whose variable the answer uses."""
+    m = _QUALIFIER_TAIL.search(s)
+    if m is None or m.start() == 0:
+        return s
+    rest = _COMMANDS.sub(" ", s[: m.start()])
+    return s[: m.start()] if m.group("var") in rest else s
+
+
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified.
 
@@ -166,8 +248,11 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
+    s = _TEXTDOLLAR.sub("$", s)
     s = s.replace("\\%", "%").replace("\\$", "$").replace("{,}", ",")
     s = s.replace("\\langle", "(").replace("\\rangle", ")").replace(":=", "=")
+    s = _system_rows(s)
+    s = _COLOR.sub("", s)
     s = _SIZING_DOT.sub("", s)
     s = _SIZING.sub("", s)
     s = _FRAC_VARIANTS.sub(r"\\frac", s)
@@ -186,6 +271,9 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _INFINITY.sub(r"\\infty ", s)
     s = _PI_WORD.sub(r"\\pi ", s)
     s = _DEGREE.sub(r"^\\circ ", s)
+    s = _TRIG_DEGREES.sub(r"\1(\\frac{\3\\pi}{180})", s)
+    s = _PMOD.sub(r"\\pmod{\1}", s)
+    s = _SET_ARGUMENT.sub(r"\\\1(\2)", s)
     for pattern, repl in _FRAC_DIGITS:
         s = pattern.sub(repl, s)
     # Dollars left after unwrapping are inline-math delimiters or currency: both carry no value.
@@ -195,6 +283,9 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _LEADING_WORDS.sub("", s)
     s = _TRAILING_PUNCT.sub("", s)
     s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
+    s = _TRAILING_PUNCT.sub("", _drop_qualifier(s))
+    if _NO_SOLUTION.match(s):
+        s = "\\emptyset"  # "no solution", "None", "there are no real solutions": the empty set
     return read_decimal_commas(s) if decimal_comma else s
 
 
@@ -234,7 +325,8 @@ _UNIT_SUFFIX = re.compile(
     rf"(?<=[\d}}\s])\s*(?=[A-Za-z])(?:{_UNIT_WORDS}){_UNIT_POWER}\s*$",
     re.IGNORECASE,
 )
-_TEXT_SUFFIX = re.compile(rf"\\text\{{((?:[^{{}}]|\{{[^{{}}]*\}})*)\}}{_UNIT_POWER}\s*$")
+# "3.54 \\text{m}/\\text{s}": a label divided by the next one goes with it.
+_TEXT_SUFFIX = re.compile(rf"(?:/\s*)?\\text\{{((?:[^{{}}]|\{{[^{{}}]*\}})*)\}}{_UNIT_POWER}\s*$")
 _UNIT_TEXT_CONTENT = re.compile(r"^[\sA-Za-z./\-^0-9{}]*[A-Za-z][\sA-Za-z./\-^0-9{}]*$")
 _DEGREE_SUFFIX = re.compile(r"\s*(?:\^\\circ|\\circ)\s*(?:\\text\{\s*[CF]\s*\}|[CF])?\s*$")
 _CURRENCY_PREFIX = re.compile(

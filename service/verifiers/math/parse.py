@@ -166,11 +166,23 @@ def log10_bound(expr: Any) -> float:
         return n * max(arg_digits, 1.0)
     if isinstance(expr, sympy.exp):
         arg_digits = log10_bound(expr.args[0])
+        if _imaginary_multiple(expr.args[0]):
+            return arg_digits  # e^{i\theta} has modulus 1: only its argument has digits
         return math.inf if arg_digits > 7 else 10**arg_digits
     parts = [log10_bound(a) for a in expr.args]
     if expr.is_Mul:
         return sum(parts)
     return max(parts) + math.log10(len(parts) + 1)
+
+
+def _imaginary_multiple(expr: Any) -> bool:
+    """``i`` times a real constant (``2\\pi i/3``; ``i`` is still a symbol when this runs)."""
+    factors = [f for arg in expr.args for f in (arg.args if arg.is_Mul else (arg,))]
+    if not expr.is_Mul:
+        factors = [expr]
+    imaginary = [f for f in factors if getattr(f, "name", "") == "i"]
+    others = [f for f in factors if getattr(f, "name", "") != "i"]
+    return len(imaginary) == 1 and all(not f.free_symbols and f.is_real for f in others)
 
 
 def _has_big_radicand(expr: Any) -> bool:

@@ -338,15 +338,16 @@ def _interpret_junction(node: Junction, ctx: Ctx) -> Sem:
         if len(kept) == 1:
             return interpret(kept[0], ctx)
         node = Junction(kept, ("comma",) * (len(kept) - 1))
+    node = _excluded_points(node)
     items = [interpret(i, ctx) for i in node.items]
     setlike = [as_intervals(i, ctx) if not isinstance(i, Scalar) else None for i in items]
     if any(isinstance(i, Intervals) for i in items) or "cup" in node.seps:
         if all(s is not None for s in setlike):
             acc = setlike[0]
-            for sep, nxt in zip(node.seps, setlike[1:], strict=True):
+            for k, (sep, nxt) in enumerate(zip(node.seps, setlike[1:], strict=True)):
                 if acc is None or nxt is None:
                     break
-                if sep == "and":
+                if sep == "and" or (sep == "comma" and _conditions(items[k + 1], acc, nxt)):
                     acc = _intersect(acc, nxt)
                 else:
                     acc = _canonical(list(acc.parts) + list(nxt.parts), ctx)
@@ -362,6 +363,32 @@ def _interpret_junction(node: Junction, ctx: Ctx) -> Sem:
         else:
             flat.append(item)
     return _solutions_by_variable(tuple(flat)) or Items(tuple(flat), False, False)
+
+
+def _conditions(item: Sem, acc: Intervals, nxt: Intervals) -> bool:
+    """Comma-joined inequalities that overlap are conditions that all hold (``x > 1, x < 3``
+    is ``(1, 3)``, ``x \\neq -4, x \\neq 6`` excludes both points); disjoint ones
+    (``x < -1, x > 2``) list the pieces of a solution set."""
+    return isinstance(item, Intervals) and bool(_intersect(acc, nxt).parts)
+
+
+def _excluded_points(node: Junction) -> Junction:
+    """``x \\neq -4, 6``: the values listed after ``x \\neq -4`` are excluded too."""
+    first = node.items[0]
+    if not (isinstance(first, Relation) and first.ops == ("\\neq",)):
+        return node
+    var = first.terms[0]
+    if not (isinstance(var, Leaf) and is_symbol_name(var.text)) or "or" in node.seps:
+        return node
+    items: list[Node] = [first]
+    for item in node.items[1:]:
+        if isinstance(item, Leaf) and not is_symbol_name(item.text):
+            items.append(Relation((var, item), ("\\neq",)))
+        elif isinstance(item, Relation) and item.ops == ("\\neq",) and item.terms[0] == var:
+            items.append(item)
+        else:
+            return node
+    return Junction(tuple(items), tuple("and" for _ in node.seps))
 
 
 def _solutions_by_variable(items: tuple[Sem, ...]) -> Items | None:

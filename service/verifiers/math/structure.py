@@ -197,6 +197,13 @@ def parse_structure(text: str, nesting: int = 0) -> Node | None:
             plus = f"{left}+{right}" if left else right
             minus = f"{left}-({right})" if left else f"-({right})"
             return Junction((Leaf(plus), Leaf(minus)), ("or",))
+    inner_pm = list(_PM.finditer(s)) if not pm else []
+    if len(inner_pm) == 1:
+        # "\\frac{-1 \\pm \\sqrt{5}}{2}": the sign inside a term gives two values.
+        at = inner_pm[0]
+        signs = ("+", "-") if at.group(0).startswith("\\pm") else ("-", "+")
+        values = tuple(Leaf(s[: at.start()] + sign + s[at.end() :]) for sign in signs)
+        return Junction(values, ("or",))
     return Leaf(s)
 
 

@@ -88,7 +88,13 @@ def _zero_exactly(diff: Any, small: bool) -> bool:
     try:
         if sympy.expand(diff) == 0:
             return True
-        return bool(small and sympy.simplify(diff) == 0)
+        if not small:
+            return False
+        # e^{i\pi/3} - (1/2 + \sqrt{3}i/2): simplify() leaves (-1)^{1/3}; real and imaginary
+        # parts cancel exactly.
+        if diff.has(sympy.I) and sympy.expand_complex(diff) == 0:
+            return True
+        return bool(sympy.simplify(diff) == 0)
     except Exception:  # sympy failure is "not shown equal"
         return False
 

@@ -32,7 +32,11 @@ from .structure import Junction, Node, parse_structure
 # 1.2.0: option letter plus value ground truths and listed options as hedges, numbers in a base,
 # the real line as an interval, set-builder notation, qualified parameters, compound and
 # negative-power units, leading approximation signs, "p - q" read as an expression.
-CODE_VERSION = "1.2.0"
+# 1.3.0: trigonometric functions of angles in degrees, excluded points and comma-joined
+# conditions, "no solution"/"None"/the empty set, universal and parameter qualifiers, systems in
+# a left brace or cases, plus-minus inside a term, e^{i theta} forms, formulas joined by "and"/"or"
+# at the end of a completion, "\\" closing a box, \textdollar, \color, \pmod, \max\{..\}.
+CODE_VERSION = "1.3.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "ec8216a3629ad33ef0a28ca309182d4cac27713bc0dcbdb324e092c063856b3c",
+    "math@1.0.0": "3baf438c6fd4b2e616564bce9549673710950ccc105155183ec8518346bf8d70",
     "ifeval@1.0.0": "d9d741f315cddc5352422b5fa7be18edc14dc64eb5e38b5c2e74a1a21fd37d4a",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "35c4cb1678c602655f004a8690b51cdd29664beba62d68527bb55d6221e5e4f1",
+    "r1_math@1.0.0": "338e1d340cc34a7d9bf40d9a3d9daa4fa1ecddd640a56fb84e5e4e338ea527d0",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

@@ -82,6 +82,18 @@ def test_boxes_joined_by_separators_are_one_cluster() -> None:
     assert parts("x = \\boxed{1} and x = \\boxed{2}") == ("1", "2")
 
 
+def test_box_ending_in_a_line_break() -> None:
+    assert parts("so \\boxed{5\\\\} and more") == ("5\\\\",)
+
+
+def test_final_formulas_joined_by_and_or_are_read_together() -> None:
+    assert parts("Therefore, the solutions are $x = 3$ and $x = -3$.") == ("x = 3", "x = -3")
+    assert parts("Hence we get $x = 3$, or $x = 4$.") == ("x = 3", "x = 4")
+    # A comma or a clause between formulas does not join them.
+    assert parts("Since $x^2 = 25$ and $x > 0$, $x = 5$.") == ("x = 5",)
+    assert parts("We find $a = 2$, so $a + 1 = 3$.") == ("a + 1 = 3",)
+
+
 def test_repeated_box_is_deduplicated() -> None:
     assert parts("\\boxed{5} \\quad \\boxed{5}") == ("5",)
 

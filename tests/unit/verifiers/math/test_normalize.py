@@ -6,6 +6,7 @@ import pytest
 
 from service.verifiers.math.normalize import (
     cap,
+    find_closing_brace,
     normalize_answer,
     read_decimal_commas,
     strip_delimiters,
@@ -56,6 +57,27 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("x\\!=\\!3", "x=3"),
         ("isosceles", "isosceles"),
         ("5!", "5!"),
+        ("\\cos 30^\\circ", "\\cos(\\frac{30\\pi}{180})"),
+        ("\\sin(45°)", "\\sin(\\frac{45\\pi}{180})"),
+        ("\\cos x^\\circ", "\\cos x^\\circ"),
+        ("\\text{There are no real solutions.}", "\\emptyset"),
+        ("\\text{None}", "\\emptyset"),
+        ("\\text{no}", "\\text{no}"),
+        ("f(x)=x \\text{ for all } x \\in \\mathbb{R}", "f(x)=x"),
+        ("f(x)=cx, \\forall c\\in\\mathbb{R}", "f(x)=cx"),
+        ("f(x)=x \\text{ for all } x > 0", "f(x)=x\\text{for all}x>0"),
+        ("y=2 \\text{ for all } x", "y=2\\text{for all}x"),
+        ("\\left\\{ x=1 \\\\ y=2 \\right.", "x=1, y=2"),
+        ("\\begin{cases} x &= 1 \\\\ y &= 2 \\end{cases}", "x=1, y=2"),
+        (
+            "\\begin{cases} 1 & x=0 \\\\ 0 & x\\neq 0 \\end{cases}",
+            "\\begin{cases}1&x=0\\\\0&x\\neq 0\\end{cases}",
+        ),
+        ("5 \\\\", "5"),
+        ("\\textdollar 5", "5"),
+        ("\\color{red} 5", "5"),
+        ("n \\equiv 1 \\pmod 3", "n\\equiv 1\\pmod{3}"),
+        ("\\max\\{a, b\\}", "\\max(a, b)"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:
@@ -132,3 +154,17 @@ def test_decimal_comma_only_when_asked() -> None:
 def test_escaped_dollar_inside_math_is_unwrapped() -> None:
     assert strip_delimiters("$\\$18$") == "\\$18"
     assert normalize_answer("$\\$18$") == "18"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{5}", 2),
+        ("{5\\\\}", 4),  # a line break before the closing brace
+        ("{5\\}}", 4),  # an escaped brace does not close the group
+        ("{a{b}c}", 6),
+        ("{5", -1),
+    ],
+)
+def test_find_closing_brace(text: str, expected: int) -> None:
+    assert find_closing_brace(text, 0) == expected

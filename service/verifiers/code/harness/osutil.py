@@ -11,6 +11,7 @@ from typing import Any
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 # Signals a solution could send the driver to disturb it; only SIGKILL and SIGSTOP remain,
 # and either can only cost the solution its own verdict.
 _IGNORED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGTRAP")
@@ -58,6 +59,45 @@ def reset_child_signals() -> None:
     set_handler(signal.SIGINT, signal.default_int_handler)
     for name in ("SIGPIPE", "SIGXFSZ"):  # as the interpreter sets them at start-up
         set_handler(getattr(signal, name), _signal.SIG_IGN)
+
+
+# A seccomp filter (``struct sock_filter``: code, jump if true, jump if false, k) that lets a
+# process start threads but no process: fork and vfork EPERM, clone without CLONE_THREAD EPERM,
+# clone3 ENOSYS (libc falls back to clone, whose flags can be read). x86_64 only, as the run's
+# own filter; that filter already ends other ABIs.
+_ONLY_THREADS = (
+    (0x20, 0, 0, 4),  # 0: the architecture
+    (0x15, 0, 7, 0xC000003E),  # 1: not x86_64 -> 9 allow
+    (0x20, 0, 0, 0),  # 2: the syscall number
+    (0x15, 6, 0, 57),  # 3: fork -> 10 EPERM
+    (0x15, 5, 0, 58),  # 4: vfork -> 10 EPERM
+    (0x15, 5, 0, 435),  # 5: clone3 -> 11 ENOSYS
+    (0x15, 0, 2, 56),  # 6: not clone -> 9 allow
+    (0x20, 0, 0, 16),  # 7: clone's flags, the low half of its first argument
+    (0x45, 0, 1, 0x00010000),  # 8: CLONE_THREAD -> 9 allow, else -> 10 EPERM
+    (0x06, 0, 0, 0x7FFF0000),  # 9: allow
+    (0x06, 0, 0, 0x00050000 | 1),  # 10: EPERM
+    (0x06, 0, 0, 0x00050000 | 38),  # 11: ENOSYS
+)
+
+
+def forbid_new_processes() -> None:
+    """From now on this process (and its threads) may start no process: the CPU time of a
+    function-mode solution is its own process's, which a child doing the work would escape."""
+    import ctypes
+    import struct
+
+    if os.uname().machine != "x86_64":
+        return
+    raw = b"".join(struct.pack("<HBBI", *instruction) for instruction in _ONLY_THREADS)
+    code = ctypes.create_string_buffer(raw, len(raw))
+    program = struct.pack("=H6xQ", len(_ONLY_THREADS), ctypes.addressof(code))  # sock_fprog
+    libc = _libc()
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) or libc.prctl(
+        _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, program, 0, 0
+    ):
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"seccomp filter refused: {os.strerror(errno)}")
 
 
 def cpu_clock(pid: int) -> int | None:

@@ -6,12 +6,13 @@ time the kernel reports.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
 from typing import Any, NoReturn
 
-from . import frames, plain, process
+from . import frames, osutil, plain, process
 
 _MESSAGE_CHARS = 2000
 
@@ -29,6 +30,11 @@ def serve_solution(stdout_fd: int, stderr_fd: int, requests_fd: int, replies_fd:
         os._exit(0)
     if go != {"op": "go"}:
         os._exit(0)
+    # The driver charges each test the CPU time of this process: work done in a child would
+    # escape the time limit, so no child may be started. (Where the kernel has no seccomp
+    # filters, the run's own filter is missing too, and the sandbox's probe says so.)
+    with contextlib.suppress(OSError):
+        osutil.forbid_new_processes()
     server = _Server(3, 4)
     try:
         server.load()

@@ -141,3 +141,38 @@ def test_stdio_tricks_earn_nothing(trick: str) -> None:
 def test_stdio_forgives_trailing_whitespace_only() -> None:
     program = "a, b = map(int, input().split())\nprint(a + b, end='   \\r\\n\\n\\n')\n"
     assert verify(fenced(program), STDIO, {}).status == "correct"
+
+
+# The work done in a child the solution waits for: 1.6 s of CPU against a 1 s limit.
+WORK_IN_A_CHILD = (
+    "import os, time\n"
+    "def add(a, b):\n"
+    "    pid = os.fork()\n"
+    "    if pid == 0:\n"
+    "        end = time.process_time() + 1.6\n"
+    "        while time.process_time() < end:\n"
+    "            pass\n"
+    "        os._exit(0)\n"
+    "    os.waitpid(pid, 0)\n"
+    "    return a + b\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["function", "values", "exec"])
+def test_cpu_spent_in_a_child_does_not_escape_the_time_limit(mode: str) -> None:
+    # Each test is charged the solution process's CPU time, so that process may start no
+    # other: the fork fails and the test with it.
+    verdict = verify(fenced(WORK_IN_A_CHILD), {**MODES[mode], "time_limit_s": 1}, {})
+    _no_reward(verdict)
+
+
+@pytest.mark.parametrize("mode", ["function", "values", "exec"])
+def test_threads_still_work_in_a_solution(mode: str) -> None:
+    program = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "def add(a, b):\n"
+        "    with ThreadPoolExecutor(2) as pool:\n"
+        "        return pool.submit(lambda: a + b).result()\n"
+    )
+    verdict = verify(fenced(program), MODES[mode], {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details

@@ -33,8 +33,9 @@ def test_the_sources_hold_every_module_of_the_harness() -> None:
 
 
 def test_a_session_ships_little() -> None:
-    # What crosses the local sandbox's pipe with every session (its buffer is 64 KiB).
-    assert sum(len(data) for data in bundle._files(False).values()) < 48 << 10
+    # What crosses the local sandbox's pipe with every session: one write that fits its
+    # 64 KiB buffer, with room for the session's own files.
+    assert sum(len(data) for data in bundle._files(False).values()) < 56 << 10
 
 
 def test_the_whole_harness_is_offered_as_warm_code_under_its_digest() -> None:

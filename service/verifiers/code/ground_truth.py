@@ -67,7 +67,9 @@ def _stdio_test(index: int, test: Any) -> StdioTest:
     stdin, stdout = test.get("stdin", ""), test.get("stdout")
     if not isinstance(stdin, str) or not isinstance(stdout, str):
         raise InvalidGroundTruth(f"stdio test {index} needs string 'stdin' and 'stdout'")
-    return StdioTest(stdin, stdout)
+    # Inputs stored with "\r\n" line ends: a line read with getline() or input() would keep
+    # the "\r", and an honest program fail on how the test was stored, not on the task.
+    return StdioTest(stdin.replace("\r\n", "\n"), stdout)
 
 
 def _function_test(index: int, test: Any) -> FunctionTest:

@@ -7,6 +7,7 @@ data, never through objects the program made.
 from __future__ import annotations
 
 import math
+import re
 import signal
 from fractions import Fraction
 from typing import Any
@@ -99,17 +100,25 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+# A number as judges print it: ASCII digits, an optional sign, point and exponent. Python's
+# float() also takes "1_0", "infinity" and other scripts' digits, which no judge reads as numbers.
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_SPACES = re.compile(r"(\s+)")
+
+
 def _tokens_close(got: str, want: str, tolerance: float) -> bool:
-    got_tokens, want_tokens = got.split(), want.split()
-    if len(got_tokens) != len(want_tokens):
+    # Only numbers may differ, by the tolerance: the whitespace between tokens must be the same,
+    # as without a tolerance ("1  2" is not "1 2"). Splitting on a captured group keeps the
+    # separators at the odd places.
+    got_parts, want_parts = _SPACES.split(got), _SPACES.split(want)
+    if len(got_parts) != len(want_parts):
         return False
-    for g, w in zip(got_tokens, want_tokens, strict=True):
+    for place, (g, w) in enumerate(zip(got_parts, want_parts, strict=True)):
         if g == w:
             continue
-        try:
-            if not numbers_close(float(g), float(w), tolerance):
-                return False
-        except ValueError:
+        if place % 2 or not (_NUMBER.fullmatch(g) and _NUMBER.fullmatch(w)):
+            return False
+        if not numbers_close(float(g), float(w), tolerance):
             return False
     return True
 

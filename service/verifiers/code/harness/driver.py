@@ -197,14 +197,14 @@ class Driver:
                 exited = os.WIFEXITED(status)
                 record["exit"] = os.WEXITSTATUS(status) if exited else None
                 record["signal"] = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        out, err = link.output.buffers["stdout"], link.output.buffers["stderr"]
+        out, err = link.output.buffers["stdout"], link.output.stderr()
         record.update(
             cpu=cpu,
             wall=time.monotonic() - started,
             killed=outcome.killed,
             report=outcome.report,
             stdout_head=base64.b64encode(bytes(out[:HEAD])).decode(),
-            stderr=base64.b64encode(clip(bytes(err) + outcome.trace.encode())).decode(),
+            stderr=base64.b64encode(clip(err + outcome.trace.encode())).decode(),
         )
         return record, outcome.abnormal
 

@@ -55,7 +55,7 @@ def stdio_test(spec: dict[str, Any]) -> tuple[dict[str, Any], bytes, bool]:
         "wall": time.monotonic() - started,
         "killed": killed,
         "report": None,
-        "stderr": base64.b64encode(clip(bytes(output.buffers["stderr"]))).decode(),
+        "stderr": base64.b64encode(clip(output.stderr())).decode(),
     }
     if killed is not None:
         record["signal"] = None  # ours, not the program's

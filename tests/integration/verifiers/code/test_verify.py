@@ -79,6 +79,45 @@ def test_runtime_error_and_output_limit_are_incorrect() -> None:
     assert flood.details["tests"][0]["status"] == "output limit"
 
 
+STDERR_CHATTY = {
+    "stdio": (
+        "import sys\nfor i in range(20000):\n    print('debug', i, file=sys.stderr)\n"
+        "a, b = map(int, input().split())\nprint(a + b)\n"
+        "raise RuntimeError('x' * 100)"
+    ),
+    "function": (
+        "import sys\ndef add(a, b):\n    for i in range(20000):\n"
+        "        print('debug', i, file=sys.stderr)\n    return a + b\n"
+    ),
+}
+ADD = {
+    "language": "python",
+    "mode": "function",
+    "fn_name": "add",
+    "tests": [{"args": [1, 2], "expected": 3}, {"args": [5, 5], "expected": 10}],
+}
+
+
+@pytest.mark.parametrize("mode", ["stdio", "function"])
+def test_a_right_answer_with_much_debug_output_on_stderr_passes(mode: str) -> None:
+    # About 250 KB on stderr per test, past its 64 KB cap: judges ignore stderr, so do we.
+    program = STDERR_CHATTY[mode]
+    if mode == "stdio":
+        program = program.removesuffix("\nraise RuntimeError('x' * 100)")
+    verdict = verify(fenced(program), SUM if mode == "stdio" else ADD, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+def test_stderr_past_its_cap_keeps_its_final_traceback() -> None:
+    # 250 KB of debug lines, then a MemoryError: the tail kept of stderr still names it.
+    program = STDERR_CHATTY["stdio"].replace(
+        "raise RuntimeError('x' * 100)", "x = bytearray(1 << 34)"
+    )
+    verdict = verify(fenced(program), {**SUM, "memory_mb": 64}, {})
+    assert verdict.details["tests"][0]["status"] == "memory limit", verdict.details
+    assert verdict.details["tests"][0]["stderr"].startswith("debug 0")
+
+
 def test_exit_after_the_right_output_is_fine() -> None:
     program = "a, b = map(int, input().split())\nprint(a + b)\nexit()"
     assert verify(fenced(program), SUM, {}).status == "correct"

@@ -12,29 +12,10 @@ from typing import Any
 import pytest
 
 from service.verifiers.code import verify
-from tests.integration.verifiers.code.helpers import fenced
+from tests.integration.verifiers.code.helpers import EXEC, FUNCTION, VALUES, fenced
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
 
-FUNCTION = {
-    "language": "python",
-    "mode": "function",
-    "fn_name": "add",
-    "tests": [{"args": [1, 2], "expected": 3}, {"args": [[1], [2]], "expected": [1, 2]}],
-}
-VALUES = {
-    "language": "python",
-    "mode": "assert",
-    "tests": ["assert add(1, 2) == 3", "assert add([1], [2]) == [1, 2]"],
-}
-EXEC = {
-    "language": "python",
-    "mode": "assert",
-    "tests": [
-        "def check(candidate):\n    assert candidate(1, 2) == 3\n"
-        "    assert candidate([1], [2]) == [1, 2]\ncheck(add)"
-    ],
-}
 STDIO = {
     "language": "python",
     "tests": [{"stdin": "1 2\n", "stdout": "3\n"}, {"stdin": "2 2\n", "stdout": "4\n"}],

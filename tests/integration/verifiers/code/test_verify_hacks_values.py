@@ -11,29 +11,10 @@ from typing import Any
 import pytest
 
 from service.verifiers.code import verify
-from tests.integration.verifiers.code.helpers import fenced
+from tests.integration.verifiers.code.helpers import EXEC, FUNCTION, VALUES, fenced
 
 pytestmark = pytest.mark.usefixtures("each_sandbox")
 
-FUNCTION = {
-    "language": "python",
-    "mode": "function",
-    "fn_name": "add",
-    "tests": [{"args": [1, 2], "expected": 3}, {"args": [[1], [2]], "expected": [1, 2]}],
-}
-VALUES = {
-    "language": "python",
-    "mode": "assert",
-    "tests": ["assert add(1, 2) == 3", "assert add([1], [2]) == [1, 2]"],
-}
-EXEC = {
-    "language": "python",
-    "mode": "assert",
-    "tests": [
-        "def check(candidate):\n    assert candidate(1, 2) == 3\n"
-        "    assert candidate([1], [2]) == [1, 2]\ncheck(add)"
-    ],
-}
 MODES = {"function": FUNCTION, "values": VALUES, "exec": EXEC}
 HONEST = "def add(a, b):\n    return a + b\n"
 

@@ -48,7 +48,10 @@ class _MissingBackend:
 
     @contextmanager
     def session(
-        self, files: Mapping[str, bytes], language: str | None = None
+        self,
+        files: Mapping[str, bytes],
+        language: str | None = None,
+        warm_files: Mapping[str, str] | None = None,
     ) -> Iterator[SandboxSession]:
         raise SandboxUnavailable(self.reason)
         yield  # a generator, so that the error comes when the session is entered

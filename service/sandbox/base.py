@@ -112,10 +112,15 @@ class SandboxBackend(Protocol):
         ...
 
     def session(
-        self, files: Mapping[str, bytes], language: str | None = None
+        self,
+        files: Mapping[str, bytes],
+        language: str | None = None,
+        warm_files: Mapping[str, str] | None = None,
     ) -> AbstractContextManager[SandboxSession]:
         """Files go to /work; raises SandboxUnavailable if the probe failed. ``language`` may
-        choose where the program runs (docker: that language's image and pool)."""
+        choose where the program runs (docker: that language's image and pool). A file that
+        ``warm_files`` names (→ a warm code digest) is left out when the server holds that
+        warm code (``warm_code.session_files``)."""
         ...
 
     def close(self) -> None: ...

@@ -93,6 +93,7 @@ class _Zygote:
             # The config is the first frame on the control pipe, never on the command line.
             self._write(config)
             self.ready: dict[str, Any] = self._read(_START_TIMEOUT_S)
+            self.warm_digests = warm_code.held_digests(config["warm_code"], self.ready)
         except BaseException:
             self.kill()
             raise
@@ -323,22 +324,29 @@ class LocalBackend:
 
     @contextlib.contextmanager
     def session(
-        self, files: Mapping[str, bytes], language: str | None = None
+        self,
+        files: Mapping[str, bytes],
+        language: str | None = None,
+        warm_files: Mapping[str, str] | None = None,
     ) -> Iterator[LocalSession]:
-        """A fresh /work holding ``files``; raises SandboxUnavailable if isolation is missing.
-        Every language runs on this machine's own toolchains here."""
+        """A fresh /work holding ``files`` (less the ``warm_files`` its server's warm code
+        stands for); raises SandboxUnavailable if isolation is missing. Every language runs on
+        this machine's own toolchains here."""
         with self._lock:
             report = self._ensure()
             if not report.ok:
                 raise SandboxUnavailable("; ".join(report.problems))
-            with self._session(files) as session:
+            with self._session(files, warm_files) as session:
                 yield session
 
     @contextlib.contextmanager
-    def _session(self, files: Mapping[str, bytes]) -> Iterator[LocalSession]:
+    def _session(
+        self, files: Mapping[str, bytes], warm_files: Mapping[str, str] | None = None
+    ) -> Iterator[LocalSession]:
         handle = self._zygote
         if handle is None:
             raise SandboxError("the sandbox server is not running")
+        files = warm_code.session_files(files, warm_files, handle.warm_digests)
         encoded = {name: base64.b64encode(data).decode() for name, data in files.items()}
         try:
             handle.request({"op": "open", "files": encoded, "work_bytes": self.work_mb << 20}, 10)

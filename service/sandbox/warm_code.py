@@ -8,13 +8,19 @@ worker's sandbox is up) is replaced once: the local server at the next session, 
 container when its session ends. A run's own loader uses the warm copy only when its digest
 is the one the run was built with, and loads its own copy otherwise (a server not replaced
 yet, bytecode of another Python): warm code changes what a run costs, never what it does.
+
+A session may name files that only a run without the warm copy reads (``warm_files``: file
+name → digest). The backend leaves such a file out when its server imported warm code of that
+digest (``held_digests``: what the server reported imported, of what its config offered), so
+the run takes the warm copy, as it would have anyway, and nothing crosses into /work unused.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +60,23 @@ def boot_config() -> dict[str, dict[str, str]]:
             "code": base64.b64encode(warm.code).decode(),
         }
     return config
+
+
+def held_digests(
+    offered: Mapping[str, Mapping[str, str]], ready: Mapping[str, Any]
+) -> frozenset[str]:
+    """The digests of the warm code a server holds: of what its config offered (``offered``,
+    a ``boot_config()``), what its ready reply says it imported."""
+    outcome = ready.get("warm_code") or {}
+    return frozenset(
+        str(bundle["digest"]) for name, bundle in offered.items() if outcome.get(name) == "imported"
+    )
+
+
+def session_files(
+    files: Mapping[str, bytes], warm_files: Mapping[str, str] | None, held: frozenset[str]
+) -> Mapping[str, bytes]:
+    """``files`` without those that ``warm_files`` names for a digest in ``held``."""
+    if not warm_files:
+        return files
+    return {name: data for name, data in files.items() if warm_files.get(name) not in held}

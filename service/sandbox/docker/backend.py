@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from service.sandbox import warm_code
 from service.sandbox.base import ProbeReport, SandboxError, SandboxUnavailable
 from service.sandbox.config import SandboxConfig
 from service.sandbox.docker.containers import Container, Engine
@@ -155,22 +156,30 @@ class DockerBackend:
 
     @contextlib.contextmanager
     def session(
-        self, files: Mapping[str, bytes], language: str | None = None
+        self,
+        files: Mapping[str, bytes],
+        language: str | None = None,
+        warm_files: Mapping[str, str] | None = None,
     ) -> Iterator[DockerSession]:
-        """A fresh container of the language's image holding ``files`` in /work;
-        SandboxUnavailable if the engine's or that image's probe failed."""
+        """A fresh container of the language's image holding ``files`` in /work (less the
+        ``warm_files`` its supervisor's warm code stands for); SandboxUnavailable if the
+        engine's or that image's probe failed."""
         image = self.image_for(language)
         report = self._ensure_image(image)
         if not report.ok:
             raise SandboxUnavailable("; ".join(report.problems))
-        with self._session(files, image) as session:
+        with self._session(files, image, warm_files=warm_files) as session:
             yield session
 
     @contextlib.contextmanager
     def _session(
-        self, files: Mapping[str, bytes], image: str, probing: bool = False
+        self,
+        files: Mapping[str, bytes],
+        image: str,
+        probing: bool = False,
+        warm_files: Mapping[str, str] | None = None,
     ) -> Iterator[DockerSession]:
-        session = self._open(files, image)
+        session = self._open(files, image, warm_files)
         try:
             yield session
         finally:
@@ -180,14 +189,16 @@ class DockerBackend:
             else:
                 self._pool.give_back(session.container)
 
-    def _open(self, files: Mapping[str, bytes], image: str) -> DockerSession:
+    def _open(
+        self, files: Mapping[str, bytes], image: str, warm_files: Mapping[str, str] | None
+    ) -> DockerSession:
         """A container from the image's pool with the files in /work. A pooled container that
         died is dropped with every other dead one of its pool, and a fresh one takes its place."""
         for attempt in (1, 2):
             container = self._pool.take(image)
             session = DockerSession(self._engine, container)
             try:
-                session.open(files)
+                session.open(warm_code.session_files(files, warm_files, container.warm_digests))
                 return session
             except SandboxError:
                 self._pool.retire(container)

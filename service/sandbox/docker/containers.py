@@ -143,8 +143,10 @@ class Container:
     ready: dict[str, Any] = field(default_factory=dict)
     # Why this container must not serve another session (None: it may).
     broken: str | None = None
-    # The warm code its supervisor was given (``warm_code.generation()`` then).
+    # The warm code its supervisor was given (``warm_code.generation()`` then), and the
+    # digests of what it imported (``warm_code.held_digests``).
     warm_generation: int = 0
+    warm_digests: frozenset[str] = frozenset()
 
     def supervisor(self) -> Channel:
         if self.channel is None:
@@ -239,7 +241,7 @@ class Engine:
                 channel,
             )
             container.warm_generation = warm_code.generation()
-            container.ready = _boot(channel, uid)
+            container.ready, container.warm_digests = _boot(channel, uid)
         except Exception:
             if channel is not None:
                 channel.close()
@@ -300,11 +302,13 @@ class Engine:
         return code == 0
 
 
-def _boot(channel: Channel, uid: int) -> dict[str, Any]:
-    """Start the supervisor: its code and config, then its "ready"."""
-    config = {"uid": uid, "warm_code": warm_code.boot_config()}
+def _boot(channel: Channel, uid: int) -> tuple[dict[str, Any], frozenset[str]]:
+    """Start the supervisor: its code and config, then its "ready" and the digests of the warm
+    code it holds."""
+    offered = warm_code.boot_config()
+    config = {"uid": uid, "warm_code": offered}
     reply = channel.request(boot_frame(config), _BOOT_S, _BOOT_REPLY_MAX)
     if not reply.get("ready"):
         channel.fail("did not start")
         raise SandboxError(f"the sandbox's supervisor did not start: {reply.get('error')}")
-    return reply
+    return reply, warm_code.held_digests(offered, reply)

@@ -5,14 +5,16 @@ The package travels as one zlib-compressed marshal of its modules' code, compile
 ``driver.py`` imports from it through a finder of its own: no run compiles the harness or
 walks the import system's path hooks for it. A sandbox whose Python reads another bytecode
 (its magic number differs) says so before anything runs, and from then on that backend gets
-the sources, in a zip (``BytecodeMismatch``). Every byte is shipped with every session: small
-enough to cross the local sandbox's pipe in one piece.
+the sources, in a zip (``BytecodeMismatch``). All of it is small enough to cross the local
+sandbox's pipe in one piece.
 
 The whole package is also offered to the sandbox servers as warm code
 (``service.sandbox.warm_code``): a server imports it once, before it forks its run template,
 and ``driver.py`` takes that copy when it is this very code (the same digest), instead of
 loading the shipped one. The shipped copy stays the fallback (a server started before the
-offer, another Python), so the harness's behaviour never depends on the server.
+offer, another Python), so the harness's behaviour never depends on the server; a session
+whose server reported this very code imported leaves the bytecode out (``warm_files``), since
+its runs never read it.
 """
 
 from __future__ import annotations
@@ -161,6 +163,12 @@ def _files(with_sources: bool, stdio: bool = False) -> dict[str, bytes]:
 def harness_files(backend: str, mode: str) -> dict[str, bytes]:
     """The files a Python session gets besides the program, for the named backend."""
     return _files(backend in _needs_sources, mode == "stdio")
+
+
+def warm_files(backend: str) -> dict[str, str]:
+    """The shipped files a run never reads when its server holds the warm harness (by digest):
+    the bytecode, which the starter loads only when the warm copy is not this code."""
+    return {} if backend in _needs_sources else {CODE_NAME: _digest()}
 
 
 def needs_sources(backend: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from service.sandbox import SandboxBackend, SandboxError, SandboxUnavailable, get_backend
 from service.verifiers.base import Status, Verdict
 
-from .bundle import BytecodeMismatch, needs_sources
+from .bundle import BytecodeMismatch, needs_sources, warm_files
 from .config import validate_config
 from .execute import Execution, execute, item_budget_s, session_files
 from .extract import extract_program
@@ -59,7 +59,8 @@ def _execute(
     for attempt in range(2):
         files = session_files(problem, program, backend.name)
         try:
-            with backend.session(files, language=problem.language.name) as session:
+            warm = warm_files(backend.name) if problem.language.name == "python" else None
+            with backend.session(files, problem.language.name, warm) as session:
                 return execute(session, problem, stop_at_failure, item_budget_s(problem))
         except BytecodeMismatch:
             # This backend's Python reads other bytecode: sources from now on, and once more.

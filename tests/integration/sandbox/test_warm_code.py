@@ -112,6 +112,41 @@ def test_the_harness_runs_from_the_warm_copy(warm_backend: Any) -> None:
     assert [record.report for record in run.records] == [{"value": 3}, {"value": 10}]
 
 
+LISTS_WORK = "import os\nprint(sorted(os.listdir('/work')))\n"
+
+
+def test_a_file_the_warm_code_stands_for_is_left_out_of_work(warm_backend: Any) -> None:
+    files = {"ls.py": LISTS_WORK.encode(), "warm.bin": b"w", "cold.bin": b"c"}
+    warm = {"warm.bin": "digest-of-rlvr_warm_test", "cold.bin": "digest-of-rlvr_warm_foreign"}
+    with warm_backend.session(files, None, warm) as session:
+        result = session.run(RunSpec(("python3", "-I", "-S", "/work/ls.py"), b"", Limits()))
+    # Held (imported): left out. Offered but skipped (another Python): shipped.
+    assert result.stdout.decode().strip() == "['cold.bin', 'ls.py']"
+
+
+def test_the_code_verifier_leaves_the_harness_bytecode_out_for_a_warm_server(
+    warm_backend: Any,
+) -> None:
+    problem = parse_ground_truth(PROBLEM)
+    files = {
+        "solution.py": SOLUTION.encode(),
+        **bundle.harness_files(warm_backend.name, "function"),
+    }
+    warm = bundle.warm_files(warm_backend.name)
+    assert warm == {bundle.CODE_NAME: bundle.warm_harness().digest}
+    with warm_backend.session(files, "python", warm) as session:
+        run = run_batch(session, problem, [0, 1], stop_at_failure=False, left_s=None)
+        listed = session.run(
+            RunSpec(
+                ("python3", "-I", "-S", "-c", "import os; print(os.listdir('/work'))"),
+                b"",
+                Limits(),
+            )
+        )
+    assert [record.report for record in run.records] == [{"value": 3}, {"value": 10}]
+    assert bundle.CODE_NAME not in listed.stdout.decode()
+
+
 def test_a_warm_harness_that_is_not_the_runs_own_is_not_used() -> None:
     # A stale copy under the harness's name: the run drops it and loads what its session ships.
     stale = _warm(
@@ -124,7 +159,8 @@ def test_a_warm_harness_that_is_not_the_runs_own_is_not_used() -> None:
         assert _facts(sandbox)["code-harness"] == "imported"
         problem = parse_ground_truth(PROBLEM)
         files = {"solution.py": SOLUTION.encode(), **bundle.harness_files("local", "function")}
-        with sandbox.session(files) as session:
+        # Named as left out for a warm server: this one holds another digest, so it is shipped.
+        with sandbox.session(files, "python", bundle.warm_files("local")) as session:
             run = run_batch(session, problem, [0, 1], stop_at_failure=False, left_s=None)
         assert [record.report for record in run.records] == [{"value": 3}, {"value": 10}]
     finally:

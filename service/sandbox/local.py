@@ -69,11 +69,12 @@ class _Zygote:
 
     def __init__(self, python: str, uid: int, cgroups: SandboxCgroups, ro_paths: list[str]):
         self.warm_generation = warm_code.generation()
+        offered = warm_code.boot_config()
         config = {
             "uid": uid,
             "cgroups": cgroups.directories,
             "ro_paths": ro_paths,
-            "warm_code": warm_code.boot_config(),
+            "warm_code": offered,
         }
         # The server's own stderr (its crash reports) goes to a file read only on failure.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in kill)
@@ -93,7 +94,7 @@ class _Zygote:
             # The config is the first frame on the control pipe, never on the command line.
             self._write(config)
             self.ready: dict[str, Any] = self._read(_START_TIMEOUT_S)
-            self.warm_digests = warm_code.held_digests(config["warm_code"], self.ready)
+            self.warm_digests = warm_code.held_digests(offered, self.ready)
         except BaseException:
             self.kill()
             raise

@@ -181,12 +181,18 @@ def _probabilities(detector: Any, ngrams: list[str]) -> list[float]:
     size = len(detector.langlist)
     # choice() looks only at the length, so drawing a row index is drawing the n-gram. The rows
     # of the n-grams present, in a small matrix: (weight + row) is then one operation a trial.
-    local: dict[int, int] = {}
-    ids = [local.setdefault(table.index[w], len(local)) for w in ngrams]
-    rows = table.matrix.take(list(local), axis=0)
+    present, ids = numpy.unique(
+        numpy.fromiter(map(table.index.__getitem__, ngrams), numpy.intp, len(ngrams)),
+        return_inverse=True,
+    )
+    rows = table.matrix.take(present, axis=0)
+    picks = ids.tolist()
     rng = random.Random()
     rng.seed(detector.seed)
-    choice = rng.choice
+    # ``rng.choice(picks)`` as this Python's ``random`` makes it (``_randbelow`` with
+    # ``getrandbits``: k bits, drawn again while out of range), without its two calls a draw.
+    getrandbits, count = rng.getrandbits, len(picks)
+    bits = count.bit_length()
     trials = detector.n_trial
     limit, converged = detector.ITERATION_LIMIT, detector.CONV_THRESHOLD
     langprob = numpy.zeros(size)
@@ -198,7 +204,10 @@ def _probabilities(detector: Any, ngrams: list[str]) -> list[float]:
         factors = rows + weight  # factors[k][j] = weight + row_k[j]
         i = 0
         while True:
-            multiply(prob, factors[choice(ids)], out=prob)  # prob[j] *= weight + row[j]
+            drawn = getrandbits(bits)
+            while drawn >= count:
+                drawn = getrandbits(bits)
+            multiply(prob, factors[picks[drawn]], out=prob)  # prob[j] *= weight + row[j]
             if i % 5 == 0:
                 # _normalize_prob: the builtin's sum over the same values in the same order;
                 # p / total is monotone in p, so the largest quotient is max(p) / total.

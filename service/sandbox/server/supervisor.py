@@ -85,7 +85,9 @@ def _start(config: dict[str, Any]) -> None:
         wire.send({"ready": False, "error": f"{type(exc).__name__}: {exc} ({where})"})
         os._exit(1)
     # Forked before any request is read: no job ever reaches the template's memory.
-    template = Template(lambda fds: runner.start_child(run_config, fds), reaper.ProgramReaper(uid))
+    template = Template(
+        lambda fds: runner.start_child(run_config, fds), reaper.ProgramReaper(uid, empty)
+    )
     wire.send(ready)
     _serve(template)
 

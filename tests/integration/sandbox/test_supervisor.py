@@ -248,3 +248,27 @@ def test_a_compile_steps_files_are_taken_back_and_gone_with_the_session(
         later = session.run(sandbox_spec("names.py", b"", {}))
         assert _container(session) == first
     assert later.stdout == b"['names.py'] []\n"
+
+
+PID = "import os\nprint(os.getpid())\n"
+LEAVE_A_FILE = "open('/tmp/left', 'w').close()\nprint('left')\n"
+
+
+def test_a_run_that_leaves_nothing_starts_no_cleaner_and_one_that_does_is_cleaned(
+    sandbox: Sandboxed,
+) -> None:
+    # PIDs are handed out in order in the sandbox's PID namespace: consecutive runs get
+    # consecutive PIDs unless a process of the sandbox's own (docker: the helper that cleans
+    # up as the program's uid) started between them.
+    with _session(sandbox, {"pid.py": PID, "leave.py": LEAVE_A_FILE, "ls.py": LISTS_TMP}) as s:
+        pids = [int(s.run(sandbox_spec("pid.py", b"", {})).stdout) for _ in range(3)]
+        assert s.run(sandbox_spec("leave.py", b"", {})).stdout == b"left\n"
+        listed = s.run(sandbox_spec("ls.py", b"", {}))
+        ready = getattr(getattr(s, "container", None), "ready", {})
+    assert pids[1] - pids[0] == 1 and pids[2] - pids[1] == 1, pids
+    assert listed.stdout == b"[]\n"
+    if sandbox.kind == "docker":
+        assert ready["clean_check"] == "sizes"
+
+
+LISTS_TMP = "import os\nprint(os.listdir('/tmp'))\n"

@@ -130,3 +130,21 @@ def test_full_caches_and_long_words_change_nothing(
     for text, (prepared, expected, _, _) in cases[:150]:
         assert extract_ngrams(prepared.text) == expected, text[:80]
     assert len(language._word_cache) <= 8 + len(cases[149][0])
+
+
+def test_detection_stops_once_the_leader_is_certain_and_names_the_same_leader(
+    cases: list[tuple[str, Reference]],
+) -> None:
+    stopped = 0
+    for text, (prepared, ngrams, expected, _) in cases:
+        if expected is None:
+            continue
+        partial = language._probabilities(prepared, ngrams, decisive=True)
+        leader = max(range(len(expected)), key=expected.__getitem__)
+        assert max(range(len(partial)), key=partial.__getitem__) == leader, text[:80]
+        if partial != expected:  # stopped early: what no later trial could have overturned
+            stopped += 1
+            ahead = partial[leader] - sorted(partial)[-2]
+            assert ahead > 1 - sum(partial), text[:80]
+    # Clear texts (most here) need only some of langdetect's 7 trials.
+    assert stopped > 0.5 * len(cases)

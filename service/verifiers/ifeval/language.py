@@ -203,8 +203,7 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
     trials = detector.n_trial
     limit, converged = detector.ITERATION_LIMIT, detector.CONV_THRESHOLD
     langprob = numpy.zeros(size)
-    done = 0
-    for _ in range(trials):
+    for done in range(1, trials + 1):
         prior = detector.prior_map if detector.prior_map is not None else [1.0 / size] * size
         prob = numpy.array(prior, dtype=numpy.float64)
         alpha = detector.alpha + rng.gauss(0.0, 1.0) * detector.ALPHA_WIDTH
@@ -227,7 +226,6 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
                     break
             i += 1
         langprob += prob / trials
-        done += 1
         if decisive and done < trials:
             values = langprob.tolist()
             top = max(values)

@@ -38,7 +38,12 @@ class FakeSandbox:
         return ProbeReport(self.name, True)
 
     @contextmanager
-    def session(self, files: Mapping[str, bytes], language: str | None = None) -> Iterator[Any]:
+    def session(
+        self,
+        files: Mapping[str, bytes],
+        language: str | None = None,
+        warm_files: Mapping[str, str] | None = None,
+    ) -> Iterator[Any]:
         if self.refuse is not None:
             raise self.refuse
         self.files = files

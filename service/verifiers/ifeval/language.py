@@ -4,8 +4,9 @@ Per detection langdetect extracts the text's n-grams through a method call per c
 runs 7 seeded trials of ~60 updates of a 55-language probability vector, each update a Python
 loop over the languages. That was half of a verification with a language check. Here the same
 algorithm runs on the same data, with the same floating-point operations on the same values in
-the same order, and the same random stream (a ``random.Random`` seeded as langdetect seeds it
-and drawn by the same calls, in the same order); only the interpretation overhead goes:
+the same order, and the same random stream (a ``random.Random`` seeded as langdetect seeds it,
+its words drawn as its ``choice`` and ``gauss`` draw them, in the same order); only the
+interpretation overhead goes:
 
 - the table: ``DetectorFactory.add_profile``'s probabilities, same arithmetic, in one float64
   matrix (a row per n-gram) instead of 87,598 lists of 55 Python floats, so it also takes
@@ -23,6 +24,10 @@ Text preparation (URL and e-mail removal, the Vietnamese normaliser, the 10,000-
 dropping Latin letters from mostly non-Latin text) and the final ranking are langdetect's own
 code, called as is. ``tests/unit/verifiers/ifeval/test_language.py`` compares the n-grams and
 the probabilities themselves, not only the answer, with langdetect's ``Detector``.
+
+``detect`` asks only for the leader, so its trials stop once the leader is ahead by more than
+the remaining trials could add to any other language: the answer is langdetect's, from a
+partial vector (``_probabilities(..., decisive=True)``, tested against the full one).
 """
 
 from __future__ import annotations

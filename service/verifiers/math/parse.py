@@ -38,6 +38,19 @@ _LEADING_DOT = re.compile(r"(?<![\d.])\.(\d)")
 _EAGER_FUNCS = re.compile(r"\\binom|\\choose|\\Gamma|\\gamma|\\operatorname|\\tbinom|\\dbinom")
 _BIG_LITERAL = re.compile(r"\d{5,}")
 _CALCULUS = ("Integral", "Sum", "Product", "Limit", "Derivative")
+# \frac\pi4 and \sqrt\pi: TeX takes a bare command (or one character) as an argument, and
+# latex2sympy's normaliser splits such a command's backslash off; they are braced first.
+_FRAC_OR_ROOT = re.compile(r"\\(?:[dt]?frac|sqrt)(?![A-Za-z])")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+# The grammar reads "d" before a letter as a differential ("dc" -> the symbol dc), which is
+# only meant where a differential can be: an integral or a derivative.
+_DIFFERENTIAL_CONTEXT = re.compile(
+    r"\\i+nt|\\oint|\\partial|\\frac\s*\{\s*(?:\\mathrm\s*\{\s*)?d|\\mathrm\s*\{\s*d\s*\}"
+)
+_LETTER_D = re.compile(
+    r"(\\(?:text\w*|math\w+|operatorname|mbox|hbox)\s*\{[^{}]*\}|\\[A-Za-z]+)"
+    r"|d(?=\s*(?:[A-Za-z]|\\[A-Za-z]))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +113,63 @@ def _decimal_to_fraction(m: re.Match[str]) -> str:
     return "{\\frac{" + whole + frac + "}{1" + "0" * len(frac) + "}}"
 
 
+def _argument(text: str, i: int) -> tuple[str, int] | None:
+    """The TeX argument starting at or after ``i``, braced, and where it ends; None at the end
+    of the text or at an unbalanced group."""
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text):
+        return None
+    if text[i] == "{":
+        depth = 0
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                return text[i : j + 1], j + 1
+        return None
+    command = _COMMAND.match(text, i)
+    end = command.end() if command else i + 1
+    return "{" + text[i:end] + "}", end
+
+
+def _brace_arguments(text: str) -> str:
+    """Every argument of \\frac, \\dfrac, \\tfrac and \\sqrt in braces (the same TeX)."""
+    out: list[str] = []
+    pos = 0
+    for m in _FRAC_OR_ROOT.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos : m.end()])
+        i = m.end()
+        if m.group().endswith("sqrt"):
+            index = re.match(r"\s*\[[^\[\]]*\]", text[i:])
+            if index:
+                out.append(index.group())
+                i += index.end()
+        for _ in range(1 if m.group().endswith("sqrt") else 2):
+            arg = _argument(text, i)
+            if arg is None:
+                break
+            out.append(arg[0])
+            i = arg[1]
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _separate_letter_d(text: str) -> str:
+    """The letter d before a letter as a factor outside integrals and derivatives: dc is d*c."""
+    if "d" not in text or _DIFFERENTIAL_CONTEXT.search(text):
+        return text
+    return _LETTER_D.sub(lambda m: m.group(1) or "d\\,", text)
+
+
 def _prepare(text: str) -> str:
     from latex2sympy2_extended import NormalizationConfig, normalize_latex
 
+    if _FRAC_OR_ROOT.search(text):
+        text = _brace_arguments(text)
+    text = _separate_letter_d(text)
     s = _LEADING_DOT.sub(r"0.\1", text)
     s = _DECIMAL.sub(_decimal_to_fraction, s)
     config = NormalizationConfig(

@@ -36,7 +36,9 @@ from .structure import Junction, Node, parse_structure
 # conditions, "no solution"/"None"/the empty set, universal and parameter qualifiers, systems in
 # a left brace or cases, plus-minus inside a term, e^{i theta} forms, formulas joined by "and"/"or"
 # at the end of a completion, "\\" closing a box, \textdollar, \color, \pmod, \max\{..\}.
-CODE_VERSION = "1.3.0"
+# 1.4.0: a bare command as the argument of \frac or \sqrt (\frac\pi4), and "d" before a letter
+# read as a factor outside integrals and derivatives.
+CODE_VERSION = "1.4.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "3baf438c6fd4b2e616564bce9549673710950ccc105155183ec8518346bf8d70",
+    "math@1.0.0": "35d625edabffeb94bb7d8676ce306a03d300469f1b8eac01b66008131017a30a",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "5750029b9b26e6364333d6ae43b31309411e6b033826a7471973b2fb215011a1",
+    "r1_math@1.0.0": "793acfecec71534919534008515ac0968f8f3a8d117fe596f83283cf5bfb26ed",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

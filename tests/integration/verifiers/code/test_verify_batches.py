@@ -70,6 +70,23 @@ def test_function_and_stdio_tests_take_one_run(run_counted: Any) -> None:
     assert (runs, statuses) == (1, ["accepted"] * 5)
 
 
+def test_a_suite_of_a_thousand_function_tests_is_judged_in_one_run(run_counted: Any) -> None:
+    # HumanEval+'s size: every test judged, and one wrong value among them found.
+    tests = [
+        {"args": [list(range(i % 37, -1, -1))], "expected": list(range(i % 37 + 1))}
+        for i in range(1200)
+    ]
+    function = {"language": "python", "mode": "function", "fn_name": "f", "tests": tests}
+    runs, statuses, _ = run_counted("def f(xs):\n    return sorted(xs)\n", function)
+    assert (runs, statuses) == (1, ["accepted"] * 1200)
+    # Wrong only on lists of 30 or more (tests 29..36, 66..73, ...): found there, and only there.
+    wrong = "def f(xs):\n    return sorted(xs)[:29] if len(xs) < 30 else sorted(xs)[1:]\n"
+    runs, statuses, _ = run_counted(wrong, function)
+    failed = [i for i, status in enumerate(statuses) if status != "accepted"]
+    assert runs == 1 and failed == [i for i in range(1200) if i % 37 >= 29]
+    assert {statuses[i] for i in failed} == {"wrong answer"}
+
+
 CRASH_AT_2 = "import os\ndef f(x):\n    if x == 2:\n        os._exit(3)\n    return x * x\n"
 LOOP_AT_2 = "def f(x):\n    while x == 2:\n        pass\n    return x * x\n"
 SEGV_AT_2 = (

@@ -58,6 +58,17 @@ def test_bad_ground_truth_is_named(change: dict[str, Any], message: str) -> None
         parse_ground_truth({**STDIO, **change})
 
 
+def test_a_thousand_test_suite_is_a_ground_truth_and_the_cap_is_named() -> None:
+    # HumanEval+ states about a thousand function tests for some problems.
+    tests = [{"args": [i], "expected": i + 1} for i in range(1200)]
+    problem = parse_ground_truth(
+        {"language": "python", "mode": "function", "fn_name": "f", "tests": tests}
+    )
+    assert len(problem.tests) == 1200 and problem.tests[-1] == FunctionTest([1199], 1200)
+    with pytest.raises(InvalidGroundTruth, match="at most 5000 tests, got 5001"):
+        parse_ground_truth({**STDIO, "tests": STDIO["tests"] * 5001})
+
+
 def test_not_an_object_is_invalid() -> None:
     for raw in (None, 3, "not json", ["tests"], "[" * 100_000):  # the last: too deep to parse
         with pytest.raises(InvalidGroundTruth):

@@ -1,9 +1,15 @@
-"""Which program does a completion hold? The last fenced block of the language wins."""
+"""Which program does a completion hold? The last fenced block of the language wins.
+
+Two exceptions, for answers that would otherwise fail on their layout rather than their code: a
+block indented as a whole (a fence inside a list item) is dedented, and in function mode a last
+block that cannot be the entry point (it defines neither the function nor ``Solution``: a usage
+example after the solution) gives way to the last block that defines it."""
 
 from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from .languages import Language
@@ -39,15 +45,57 @@ def _is_only_code(text: str, language: Language) -> bool:
     return True
 
 
-def extract_program(completion: str, language: Language) -> Extracted | None:
+def _binds(program: str, name: str) -> bool | None:
+    """Whether a Python program binds ``name`` (or ``Solution``) at its top level; None when
+    that cannot be told (it does not parse, or it imports with ``*``)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names):
+            return None
+    wanted = {name, "Solution"}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = node.name
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound = node.id
+        elif isinstance(node, ast.alias):
+            bound = (node.asname or node.name).split(".")[0]
+        else:
+            continue
+        if bound in wanted:
+            return True
+    return False
+
+
+def _entry_block(tagged: list[str], entry: str) -> str:
+    """The last block, unless it surely lacks ``entry`` and an earlier block defines it."""
+    last = textwrap.dedent(tagged[-1])
+    if _binds(last, entry) is not False:
+        return last
+    for body in reversed(tagged[:-1]):
+        earlier = textwrap.dedent(body)
+        if _binds(earlier, entry):
+            return earlier
+    return last
+
+
+def extract_program(
+    completion: str, language: Language, entry: str | None = None
+) -> Extracted | None:
     """Last ```<language> block, else the last fenced block, else the completion if it is
-    only code; None when there is no program."""
+    only code; None when there is no program. ``entry``: the function a Python program must
+    define (function mode)."""
     blocks = _blocks(completion)
     tagged = [body for tag, body in blocks if tag in language.fence_tags]
     if tagged and tagged[-1].strip():
-        return Extracted(tagged[-1], "fenced block")
+        if entry is not None and language.name == "python":
+            return Extracted(_entry_block(tagged, entry), "fenced block")
+        return Extracted(textwrap.dedent(tagged[-1]), "fenced block")
     if blocks and blocks[-1][1].strip():
-        return Extracted(blocks[-1][1], "other fenced block")
+        return Extracted(textwrap.dedent(blocks[-1][1]), "other fenced block")
     if not blocks and _is_only_code(completion, language):
         return Extracted(completion.strip() + "\n", "whole completion")
     return None

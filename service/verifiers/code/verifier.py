@@ -19,7 +19,9 @@ from .judge import ACCEPTED, LIMIT_STATUSES
 
 log = logging.getLogger(__name__)
 
-CODE_VERSION = "1.2.0"
+# 1.3.0: a fenced block indented as a whole is dedented; in function mode a last block that
+# cannot define the entry point gives way to the last block that does; up to 5,000 tests.
+CODE_VERSION = "1.3.0"
 MAX_PROGRAM_CHARS = 256_000
 
 
@@ -80,7 +82,8 @@ def verify(
     problem = parse_ground_truth(ground_truth)
     settings = validate_config(config)
     base: dict[str, Any] = {"language": problem.language.name, "mode": problem.mode}
-    extracted = extract_program(completion, problem.language)
+    entry = problem.fn_name if problem.mode == "function" else None
+    extracted = extract_program(completion, problem.language, entry)
     if extracted is None:
         details = {**base, "reason": "no program found in the completion"}
         return Verdict(0.0, "unparseable", {"pass_rate": 0.0}, details)

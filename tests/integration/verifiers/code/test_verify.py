@@ -12,7 +12,7 @@ from service.sandbox import use_backend
 from service.sandbox.docker import DockerBackend
 from service.verifiers.base import InvalidGroundTruth
 from service.verifiers.code import verify
-from tests.integration.verifiers.code.helpers import fenced
+from tests.integration.verifiers.code.helpers import FUNCTION, fenced
 
 SUM = {
     "language": "python",
@@ -50,6 +50,23 @@ def test_fraction_gives_partial_credit() -> None:
     verdict = verify(HALF_RIGHT, SUM, {"reward": "fraction"})
     assert verdict.status == "partial" and verdict.reward == pytest.approx(2 / 3)
     assert verdict.details["passed"] == 2 and verdict.details["total"] == 3
+
+
+def test_layouts_of_a_right_answer_are_judged_on_its_code() -> None:
+    """A usage example after the solution (function mode) and a block indented inside a list
+    item: the program is the solution, as written."""
+    solution = "def add(a, b):\n    return a + b\n"
+    usage = fenced(solution) + "For example:\n" + fenced("print(add(1, 2))  # 3")
+    verdict = verify(usage, FUNCTION, {})
+    assert (verdict.status, verdict.details["passed"]) == ("correct", 2), verdict.details
+    block = "```python\na, b = map(int, input().split())\nprint(a + b)\n```\n"
+    indented = "1. Read the input.\n2. Print:\n\n" + "".join(
+        f"   {line}\n" for line in block.split("\n")
+    )
+    verdict = verify(indented, SUM, {})
+    assert (verdict.status, verdict.details["passed"]) == ("correct", 3), verdict.details
+    # The usage example alone is still the program, and fails.
+    assert verify(fenced("print(add(1, 2))"), FUNCTION, {}).status == "incorrect"
 
 
 def test_no_program_is_unparseable() -> None:

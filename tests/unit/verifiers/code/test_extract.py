@@ -40,3 +40,44 @@ def test_a_fence_cut_off_at_the_length_limit_still_counts() -> None:
 
 def test_empty_blocks_are_no_program() -> None:
     assert extract_program("```python\n\n```", PYTHON) is None
+
+
+def test_a_block_indented_as_a_whole_is_dedented() -> None:
+    # A fence inside a list item: the block as written would be an IndentationError.
+    text = "1. The code:\n\n   ```python\n   def f(x):\n       return x + 1\n   ```\n"
+    extracted = extract_program(text, PYTHON)
+    assert extracted is not None and extracted.program == "def f(x):\n    return x + 1\n"
+
+
+USAGE_AFTER = (
+    "```python\ndef add(a, b):\n    return a + b\n```\nExample usage:\n"
+    "```python\nprint(add(1, 2))  # 3\n```\n"
+)
+
+
+def test_function_mode_passes_over_a_usage_example_to_the_definition() -> None:
+    extracted = extract_program(USAGE_AFTER, PYTHON, "add")
+    assert extracted is not None and extracted.program.startswith("def add(a, b):")
+    # Without an entry point (stdio, assert) the last block stays the program.
+    assert extract_program(USAGE_AFTER, PYTHON).program == "print(add(1, 2))  # 3\n"  # type: ignore[union-attr]
+
+
+def test_the_last_block_stays_when_it_may_define_the_entry() -> None:
+    first = "```python\ndef add(a, b):\n    return 0\n```\n"
+    cases = {
+        # A second, corrected definition.
+        "```python\ndef add(a, b):\n    return a + b\n```": "a + b",
+        # A class of the LeetCode shape, an import, an assignment.
+        "```python\nclass Solution:\n    def add(self, a, b):\n        return a\n```": "Solution",
+        "```python\nfrom operator import add\n```": "operator",
+        "```python\nadd = lambda a, b: a + b\n```": "lambda",
+        # Nothing can be told of a block that does not parse or star-imports.
+        "```python\nfrom math import *\n```": "*",
+        "```python\nprint(add(1, 2)\n```": "print(",
+    }
+    for text, marker in cases.items():
+        extracted = extract_program(first + text, PYTHON, "add")
+        assert extracted is not None and marker in extracted.program, text
+    # No earlier block defines it: the last block stays, and fails as it would have.
+    only_usage = "```python\nprint(add(1, 2))\n```"
+    assert extract_program(only_usage, PYTHON, "add").program == "print(add(1, 2))\n"  # type: ignore[union-attr]

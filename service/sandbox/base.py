@@ -42,6 +42,10 @@ class Limits:
     stdout_bytes: int = 1 << 20
     stderr_bytes: int = 64 << 10
     result_bytes: int = 1 << 20
+    # Stderr past its cap ends the run ("stderr_limit"), unless this is set: then its head and
+    # last 4 KB are kept within the cap, the rest is dropped, and the run goes on (a program's
+    # debug lines there are no reason to stop it; a flood runs into the wall clock).
+    stderr_keeps_tail: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,6 +211,7 @@ def _run_request(spec: RunSpec, limits: Limits) -> dict[str, Any]:
         "tmp_bytes": limits.tmp_mb << 20,
         "stdout_cap": limits.stdout_bytes,
         "stderr_cap": limits.stderr_bytes,
+        "stderr_keeps_tail": limits.stderr_keeps_tail,
         "result_cap": limits.result_bytes,
     }
 

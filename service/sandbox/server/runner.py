@@ -181,6 +181,12 @@ def _child_setup(
     seccomp.install()
 
 
+# Stderr past its cap, for a run that asks to keep going (``stderr_keeps_tail``): its head, this
+# mark and its last bytes, all within the cap; the rest is read and dropped.
+STDERR_MARK = b"\n[...]\n"
+STDERR_TAIL = 4096
+
+
 class _Supervisor:
     """Feeds stdin, collects output up to the caps, enforces the wall clock, reaps the run."""
 
@@ -198,6 +204,10 @@ class _Supervisor:
         self.names = {out_r: "stdout", err_r: "stderr", res_r: "result", status_r: "setup"}
         self.caps = {out_r: job["stdout_cap"], err_r: job["stderr_cap"], res_r: job["result_cap"]}
         self.buffers: dict[int, bytearray] = {fd: bytearray() for fd in self.names}
+        # Stderr's last bytes once past its cap, when the run keeps going then (else None).
+        self.err_fd = err_r
+        self.keeps_tail = bool(job.get("stderr_keeps_tail"))
+        self.stderr_tail: bytearray | None = None
         self.open_fds = set(self.names)
         self.stdin_w: int | None = stdin_w
         self.pending = memoryview(base64.b64decode(job.get("stdin", "")))
@@ -236,12 +246,31 @@ class _Supervisor:
             self.open_fds.discard(fd)
             return None
         buffer = self.buffers[fd]
+        if fd == self.err_fd and self.keeps_tail:
+            self._keep_stderr(buffer, chunk)
+            return None
         buffer += chunk
         cap = self.caps.get(fd)
         if cap is not None and len(buffer) > cap:
             del buffer[cap:]
             return f"{self.names[fd]}_limit"  # endless output: stop reading, kill the run
         return None
+
+    def _keep_stderr(self, buffer: bytearray, chunk: bytes) -> None:
+        """Stderr within its cap as it came; past it, its head, STDERR_MARK and its tail (all
+        within the cap together), the rest dropped: chatter there runs into the wall clock."""
+        cap = self.caps[self.err_fd]
+        tail_size = min(STDERR_TAIL, max(0, cap - len(STDERR_MARK)))
+        if self.stderr_tail is None:
+            buffer += chunk
+            if len(buffer) <= cap:
+                return
+            head = max(0, cap - len(STDERR_MARK) - tail_size)
+            self.stderr_tail = bytearray(buffer[head:])
+            del buffer[head:]
+        else:
+            self.stderr_tail += chunk
+        del self.stderr_tail[: max(0, len(self.stderr_tail) - tail_size)]
 
     def supervise(self) -> dict[str, Any]:
         for fd in self.names:
@@ -294,7 +323,10 @@ class _Supervisor:
         return ("stdout", "stderr", "result")
 
     def _bytes(self, name: str) -> bytes:
-        return bytes(next(self.buffers[fd] for fd, known in self.names.items() if known == name))
+        fd = next(fd for fd, known in self.names.items() if known == name)
+        if fd == self.err_fd and self.stderr_tail is not None:
+            return bytes(self.buffers[fd]) + STDERR_MARK + bytes(self.stderr_tail)
+        return bytes(self.buffers[fd])
 
     def close(self) -> None:
         for fd in (*self.names, self.stdin_w):

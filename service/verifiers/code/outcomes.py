@@ -86,6 +86,9 @@ def test_limits(problem: CodeProblem, expected_bytes: int = 0) -> Limits:
         memory_mb=problem.memory_mb,
         stdout_bytes=max(1 << 20, 2 * expected_bytes + 4096),
         result_bytes=4 << 20,
+        # Judges ignore stderr: debug lines past its cap do not end a compiled program's test
+        # (a Python test's stderr is kept the same way by the harness).
+        stderr_keeps_tail=True,
     )
 
 

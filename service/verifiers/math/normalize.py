@@ -301,9 +301,13 @@ def read_decimal_commas(text: str) -> str:
     return _DECIMAL_COMMA.sub(_decimal_comma, text) if "," in text else text
 
 
+_ARTICLE = re.compile(r"^\s*(?:the|an|a)\s+(?=\w)")
+
+
 def text_canon(text: str) -> str:
-    """Case- and space-insensitive key for word answers (``\\text{Monday}`` == ``monday``)."""
-    s = unwrap_text_commands(text).lower()
+    """Case- and space-insensitive key for word answers (``\\text{Monday}`` == ``monday``); a
+    leading article is not part of the answer (``\\text{the square}`` == ``square``)."""
+    s = _ARTICLE.sub("", unwrap_text_commands(text).lower())
     return "".join(ch for ch in s if ch.isalnum())
 
 

@@ -37,7 +37,7 @@ from .structure import Junction, Node, parse_structure
 # a left brace or cases, plus-minus inside a term, e^{i theta} forms, formulas joined by "and"/"or"
 # at the end of a completion, "\\" closing a box, \textdollar, \color, \pmod, \max\{..\}.
 # 1.4.0: a bare command as the argument of \frac or \sqrt (\frac\pi4), and "d" before a letter
-# read as a factor outside integrals and derivatives.
+# read as a factor outside integrals and derivatives, a word answer's leading article dropped.
 CODE_VERSION = "1.4.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

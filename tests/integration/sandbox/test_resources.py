@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from service.sandbox.base import Limits
 from tests.integration.sandbox.conftest import Sandboxed
 
 
@@ -30,6 +31,34 @@ def test_endless_output_is_cut_at_the_cap_and_killed(sandbox: Sandboxed) -> None
     assert result.wall_s < 1.5
     result = sandbox.run("import sys\nwhile True:\n    sys.stderr.write('e' * 4096)\n")
     assert result.killed == "stderr_limit" and len(result.stderr) == 64 << 10
+
+
+def test_stderr_past_its_cap_can_keep_its_head_and_tail_and_the_run_going(
+    sandbox: Sandboxed,
+) -> None:
+    chatty = (
+        "import sys\nfor i in range(50000):\n    print('debug', i, file=sys.stderr)\n"
+        "print('answer')\n"
+    )
+    result = sandbox.run(chatty, stderr_keeps_tail=True)
+    assert (result.exit_code, result.killed, result.stdout) == (0, None, b"answer\n")
+    # Within the cap: the first lines, a mark, and the last 4 KB up to the very last line.
+    assert len(result.stderr) == 64 << 10
+    assert result.stderr.startswith(b"debug 0\ndebug 1\n") and b"\n[...]\n" in result.stderr
+    assert result.stderr.endswith(b"debug 49999\n")
+    assert len(result.stderr.rsplit(b"\n[...]\n", 1)[1]) == 4096
+    # Under the cap nothing is cut or marked.
+    short = sandbox.run("import sys\nprint('x' * 100, file=sys.stderr)\n", stderr_keeps_tail=True)
+    assert short.stderr == b"x" * 100 + b"\n" and short.killed is None
+    # A flood never ends by itself: the wall clock ends it, and nothing is left.
+    flood = sandbox.run(
+        "import sys\nwhile True:\n    sys.stderr.write('e' * 4096)\n",
+        stderr_keeps_tail=True,
+        wall_s=1.0,
+    )
+    assert flood.killed == "wall" or flood.exceeded_time(Limits(cpu_s=5.0)), flood
+    assert len(flood.stderr) == 64 << 10 and flood.stderr.endswith(b"e" * 100)
+    sandbox.assert_nothing_survived()
 
 
 def test_disk_fill_stops_at_the_tmp_cap(sandbox: Sandboxed) -> None:

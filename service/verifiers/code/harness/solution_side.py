@@ -63,6 +63,7 @@ class _Server:
 
         own = types.ModuleType("builtins")
         own.__dict__.update(builtins.__dict__)
+        process.add_typing_names(own.__dict__)
         module.__builtins__ = own  # type: ignore[attr-defined]
         sys.modules["builtins"] = own
         sys.modules["solution"] = module

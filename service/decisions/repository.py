@@ -36,7 +36,12 @@ from sqlalchemy.orm import aliased
 
 from service.contract import RecordedVerdict
 from service.db.models import Decision, Label, VerdictCache
-from service.db.repository import Repository, insert_ignoring_conflicts, json_insert
+from service.db.repository import (
+    Repository,
+    insert_ignoring_conflicts,
+    json_insert,
+    sqlite_rows,
+)
 from service.decisions.filters import DecisionFilters, Position
 
 # The columns of a decision that hold its verdict, as the API answers with them.
@@ -60,6 +65,8 @@ class DecisionRepository(Repository):
         returns the rows actually inserted."""
         if not rows:
             return []
+        if self.dialect == "sqlite":
+            return sqlite_rows(Decision, self.session).insert_returning(self.session, rows, "id")
         statement = _insert_returning_ids(self.dialect)
         inserted = set(self.session.connection().execute(statement, list(rows)).scalars())
         return [row for row in rows if row["id"] in inserted]
@@ -300,6 +307,9 @@ class VerdictCacheRepository(Repository):
         return {row.cache_key: row for row in self.session.scalars(query)}
 
     def store(self, entries: Sequence[dict[str, Any]]) -> None:
+        if entries and self.dialect == "sqlite":
+            sqlite_rows(VerdictCache, self.session).insert(self.session, entries)
+            return
         self._insert_ignoring_conflicts(VerdictCache, entries)
 
 

@@ -22,6 +22,8 @@ _LETTER = (
     # "C 12", "C\ 12": the letter, then the option's value.
     re.compile(r"^([A-E])(?:\s|\\ )+(?=[-\d$]|\\[dt]?frac|\\sqrt|\\pi)"),
     re.compile(r"^(?:option|choice|answer)\s*:?\s*\(?([A-E])\)?(?![A-Za-z])", re.IGNORECASE),
+    # "12 \quad (C)": the option's value, then its label.
+    re.compile(r"^[-+\d.,/\s]+(?:\\q?quad\s*)?\(([A-E])\)$"),
 )
 # Further option labels after the one an answer starts with: "(A)(B)(C)(D)(E)" or
 # "(A) 12 (C) 15" lists options and must not count as the first one.

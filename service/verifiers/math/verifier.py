@@ -37,7 +37,8 @@ from .structure import Junction, Node, parse_structure
 # a left brace or cases, plus-minus inside a term, e^{i theta} forms, formulas joined by "and"/"or"
 # at the end of a completion, "\\" closing a box, \textdollar, \color, \pmod, \max\{..\}.
 # 1.4.0: a bare command as the argument of \frac or \sqrt (\frac\pi4), and "d" before a letter
-# read as a factor outside integrals and derivatives, a word answer's leading article dropped.
+# read as a factor outside integrals and derivatives, a word answer's leading article dropped,
+# an option's label with its value read against the value alone or the letter.
 CODE_VERSION = "1.4.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
@@ -151,6 +152,20 @@ def _judge_parts(found_parts: tuple[str, ...], gt: GroundTruth, ctx: Ctx) -> tup
     return judge(gt.sem, sem, ctx), answer
 
 
+def _judge_option_value(
+    found: Extraction, gt: GroundTruth, ctx: Ctx, otherwise: tuple[Outcome, str, Extraction]
+) -> tuple[Outcome, str, Extraction]:
+    """An answer that names an option and its value (``\\text{(C) } 12``) against a ground
+    truth that is the value alone: the value is the answer."""
+    _, value = ground_truth_option(normalize_answer(found.text, ctx.decimal_comma))
+    if not value:
+        return otherwise
+    outcome, answer, _ = _judge_answer(Extraction((value,), found.source), gt, ctx)
+    if not outcome.correct:
+        return otherwise
+    return outcome, answer, Extraction((value,), f"{found.source}/option value")
+
+
 def _judge_choice(
     found: Extraction, gt: GroundTruth, prompt: str | None, ctx: Ctx
 ) -> tuple[Outcome, str, Extraction]:
@@ -206,6 +221,8 @@ def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | No
         outcome, answer, found = _judge_choice(found, gt, prompt, ctx)
     else:
         outcome, answer, found = _judge_answer(found, gt, ctx)
+        if not outcome.correct:
+            outcome, answer, found = _judge_option_value(found, gt, ctx, (outcome, answer, found))
     return _verdict("correct" if outcome.correct else "incorrect", found, answer, gt, outcome)
 
 

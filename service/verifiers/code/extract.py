@@ -46,8 +46,9 @@ def _is_only_code(text: str, language: Language) -> bool:
 
 
 def _binds(program: str, name: str) -> bool | None:
-    """Whether a Python program binds ``name`` (or ``Solution``) at its top level; None when
-    that cannot be told (it does not parse, or it imports with ``*``)."""
+    """Whether a Python program binds ``name`` (or ``Solution``) anywhere in it (a nested
+    definition counts too: only a block that surely lacks it gives way); None when that cannot
+    be told (it does not parse, or it imports with ``*``)."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, MemoryError, RecursionError):

@@ -337,7 +337,7 @@ _CURRENCY_PREFIX = re.compile(
     r"^(?:\\text\{\s*)?(?:(?:usd|rs)(?![a-z])\.?|€|£|¥|₹|\$)(?:\s*\})?\s*", re.I
 )
 _WORDS_SUFFIX = re.compile(r"(?<=\d)\s+[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,3}$")
-_NUMBERISH = re.compile(r"^[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?$")
+_NUMBERISH = re.compile(r"^[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+|\d+/\d+)%?$")
 
 
 _MULTIPLIER = re.compile(r"hundred|thousand|million|billion|trillion|dozen|score", re.IGNORECASE)

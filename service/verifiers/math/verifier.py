@@ -38,7 +38,8 @@ from .structure import Junction, Node, parse_structure
 # at the end of a completion, "\\" closing a box, \textdollar, \color, \pmod, \max\{..\}.
 # 1.4.0: a bare command as the argument of \frac or \sqrt (\frac\pi4), and "d" before a letter
 # read as a factor outside integrals and derivatives, a word answer's leading article dropped,
-# an option's label with its value read against the value alone or the letter.
+# an option's label with its value read against the value alone or the letter, a fraction
+# followed by words.
 CODE_VERSION = "1.4.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

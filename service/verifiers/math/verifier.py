@@ -153,11 +153,16 @@ def _judge_parts(found_parts: tuple[str, ...], gt: GroundTruth, ctx: Ctx) -> tup
     return judge(gt.sem, sem, ctx), answer
 
 
+_OPTION_LABEL = re.compile(r"\([A-E]\)")
+
+
 def _judge_option_value(
     found: Extraction, gt: GroundTruth, ctx: Ctx, otherwise: tuple[Outcome, str, Extraction]
 ) -> tuple[Outcome, str, Extraction]:
     """An answer that names an option and its value (``\\text{(C) } 12``) against a ground
     truth that is the value alone: the value is the answer."""
+    if not _OPTION_LABEL.search(found.text):
+        return otherwise  # most wrong answers: no label to read, nothing more to normalise
     _, value = ground_truth_option(normalize_answer(found.text, ctx.decimal_comma))
     if not value:
         return otherwise

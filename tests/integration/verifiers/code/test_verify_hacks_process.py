@@ -2,8 +2,9 @@
 sandbox backend, in every mode: tracing and rewriting the caller, exits and signals, threads
 and children that keep printing "PASS", writing to or closing descriptors, replacing stdout,
 patching the harness's own modules, reading the tests, memory at the last moment, sleeping
-past the clock; and stdio's own tricks. None earns a reward or a null; an honest solution
-run next on the same backend passes."""
+past the clock; stdio's own tricks; and the same kinds of attack made while a test calls the
+solution. None earns a reward or a null; an honest solution run next on the same backend
+passes."""
 
 from __future__ import annotations
 
@@ -62,6 +63,32 @@ ATTACKS = {
     "    if n.startswith('rlvr_harness'):\n        for k in ('encode', 'to_json', 'pack'):\n"
     "            if hasattr(m, k): setattr(m, k, lambda *a, **kw: b'')",
 }
+
+
+# The same kinds of attack made while a test calls the solution, not at its import: each is the
+# body of ``add``.
+IN_A_CALL = {
+    "SystemExit(0)": "raise SystemExit(0)",
+    "KeyboardInterrupt": "raise KeyboardInterrupt",
+    "GeneratorExit": "raise GeneratorExit",
+    "a BaseException of its own": "raise type('Stop', (BaseException,), {})()",
+    "os._exit(0)": "import os\n    os._exit(0)",
+    "stops the driver": "import os, signal\n    os.kill(os.getppid(), signal.SIGSTOP)\n"
+    "    return 0",
+    "kills the driver": "import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+    "    return 0",
+    "kills its group": "import os, signal\n    os.killpg(0, signal.SIGKILL)",
+    "walks to the caller's frame": "import sys\n    return sys._getframe(1).f_locals",
+    "forks a child to answer": "import os\n    if os.fork() == 0:\n        return a + b\n"
+    "    os._exit(0)",
+    "an alarm for later": "import signal\n    signal.signal(signal.SIGALRM, lambda *x: None)\n"
+    "    signal.alarm(1)\n    return 0",
+    "closes its descriptors": "import os\n    os.closerange(0, 1024)\n    return a + b",
+    "no CPU left": "import resource\n    resource.setrlimit(resource.RLIMIT_CPU, (0, 0))\n"
+    "    return a + b + 1",
+    "NaN": "return float('nan')",
+}
+CALL_MODES = {"function": FUNCTION, "values": VALUES, "exec": EXEC}
 
 
 def _no_reward(verdict: Any) -> None:
@@ -157,3 +184,13 @@ def test_threads_still_work_in_a_solution(mode: str) -> None:
     )
     verdict = verify(fenced(program), MODES[mode], {})
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+@pytest.mark.parametrize("attack", IN_A_CALL)
+@pytest.mark.parametrize("mode", CALL_MODES)
+def test_an_attack_made_during_a_call_earns_nothing(mode: str, attack: str) -> None:
+    program = f"def add(a, b):\n    {IN_A_CALL[attack]}\n"
+    ground_truth = {**CALL_MODES[mode], "time_limit_s": 1}
+    _no_reward(verify(fenced(program), ground_truth, {"reward": "fraction"}))
+    honest = verify(fenced(HONEST), CALL_MODES[mode], {"reward": "fraction"})
+    assert (honest.status, honest.reward) == ("correct", 1.0), honest.details

@@ -16,7 +16,7 @@ from typing import Any
 
 from service.verifiers.base import InvalidGroundTruth, Status, Verdict
 
-from .choice import choice_from_prompt, ground_truth_option, read_choice
+from .choice import choice_from_prompt, ground_truth_option, option_set, read_choice
 from .compare import Outcome, distinct, judge
 from .config import MathConfig, parse_config
 from .extract import FORMS, Extraction, all_boxed, extract_answer, part_boxes
@@ -39,7 +39,7 @@ from .structure import Junction, Node, parse_structure
 # 1.4.0: a bare command as the argument of \frac or \sqrt (\frac\pi4), and "d" before a letter
 # read as a factor outside integrals and derivatives, a word answer's leading article dropped,
 # an option's label with its value read against the value alone or the letter, a fraction
-# followed by words.
+# followed by words, several option letters as one ground truth.
 CODE_VERSION = "1.4.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
@@ -55,6 +55,9 @@ class GroundTruth:
     sem: Sem
     # The value written after the option letter (``\\textbf{(B) }12``), prepared the same way.
     choice_value: GroundTruth | None = None
+    # Two or more options that together are the answer ("ABD", "A, B, D"): JEEBench's
+    # multi-correct questions.
+    options: frozenset[str] | None = None
 
 
 def coerce_ground_truth(ground_truth: Any) -> str:
@@ -113,9 +116,10 @@ def prepare_ground_truth(text: str, ctx: Ctx) -> GroundTruth:
     if not normalized:
         raise InvalidGroundTruth("ground truth is empty after normalisation")
     sem = _interpret_parts([normalized], ctx)
-    letter, value = ground_truth_option(normalized)
+    options = option_set(normalized)
+    letter, value = ground_truth_option(normalized) if options is None else (None, None)
     choice_value = prepare_ground_truth(value, ctx) if value else None
-    return GroundTruth(normalized, letter, sem or Scalar(normalized), choice_value)
+    return GroundTruth(normalized, letter, sem or Scalar(normalized), choice_value, options)
 
 
 def _lists_several_values(gt: GroundTruth, ctx: Ctx) -> bool:
@@ -172,6 +176,15 @@ def _judge_option_value(
     return outcome, answer, Extraction((value,), f"{found.source}/option value")
 
 
+def _judge_options(named: frozenset[str], options: frozenset[str]) -> tuple[Outcome, str]:
+    """Several options asked for together: the answer must name exactly those."""
+    answer = "".join(sorted(named))
+    wanted = "".join(sorted(options))
+    if named == options:
+        return Outcome(True, "choice", f"options {answer} match"), answer
+    return Outcome(False, "choice", f"options {answer} are not {wanted}"), answer
+
+
 def _judge_choice(
     found: Extraction, gt: GroundTruth, prompt: str | None, ctx: Ctx
 ) -> tuple[Outcome, str, Extraction]:
@@ -225,6 +238,8 @@ def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | No
         return _verdict("unparseable", None, "", gt, outcome)
     if gt.choice is not None:
         outcome, answer, found = _judge_choice(found, gt, prompt, ctx)
+    elif gt.options is not None and (named := option_set(found.text)):
+        outcome, answer = _judge_options(named, gt.options)
     else:
         outcome, answer, found = _judge_answer(found, gt, ctx)
         if not outcome.correct:

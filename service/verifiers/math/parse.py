@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from .memo import memoize
+from .normalize import find_closing_brace
 
 # Parse time grows ~50 ms per nesting level in ANTLR; real answers stay far below this.
 MAX_NESTING = 10
@@ -121,12 +122,8 @@ def _argument(text: str, i: int) -> tuple[str, int] | None:
     if i >= len(text):
         return None
     if text[i] == "{":
-        depth = 0
-        for j in range(i, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[j], 0)
-            if depth == 0:
-                return text[i : j + 1], j + 1
-        return None
+        end = find_closing_brace(text, i)
+        return None if end < 0 else (text[i : end + 1], end + 1)
     command = _COMMAND.match(text, i)
     end = command.end() if command else i + 1
     return "{" + text[i:end] + "}", end

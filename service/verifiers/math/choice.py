@@ -47,6 +47,13 @@ def ground_truth_option(normalized: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _choice_text(text: str) -> str:
+    """An answer as option letters are read from it: no delimiters, text commands or bold,
+    single spaces, no closing full stop."""
+    s = unwrap_text_commands(strip_delimiters(text)).replace("**", "")
+    return _WS.sub(" ", s).strip().rstrip(".").strip()
+
+
 # Several options as one answer (JEEBench's multi-correct questions): "ABD", "A, B, D",
 # "(A)(B)(D)", "(A), (B) and (D)".
 _OPTION_SET = re.compile(r"(?:\(?[A-E]\)?(?:\s*(?:,|;|&|\band\b)\s*|\s*))+")
@@ -56,8 +63,7 @@ def option_set(text: str) -> frozenset[str] | None:
     """The options of a text that is nothing but two or more distinct option letters, each
     named once; else None (``AB`` reads as options A and B only where options are asked for:
     a ground truth written so)."""
-    s = unwrap_text_commands(strip_delimiters(text)).replace("**", "")
-    s = _WS.sub(" ", s).strip().rstrip(".").strip()
+    s = _choice_text(text)
     if not s or not _OPTION_SET.fullmatch(s):
         return None
     letters = re.findall(r"[A-E]", s)
@@ -68,8 +74,7 @@ def option_set(text: str) -> frozenset[str] | None:
 
 def read_choice(text: str) -> frozenset[str] | None:
     """Option letters stated in an answer (``(C)``, ``C)``, ``\\text{(C)} 12``, ``A or C``)."""
-    s = unwrap_text_commands(strip_delimiters(text)).replace("**", "")
-    s = _WS.sub(" ", s).strip().rstrip(".").strip()
+    s = _choice_text(text)
     letters = set()
     for piece in _PIECES.split(s):
         piece = piece.strip()

@@ -161,18 +161,18 @@ _OPTION_LABEL = re.compile(r"\([A-E]\)")
 
 
 def _judge_option_value(
-    found: Extraction, gt: GroundTruth, ctx: Ctx, otherwise: tuple[Outcome, str, Extraction]
-) -> tuple[Outcome, str, Extraction]:
+    found: Extraction, gt: GroundTruth, ctx: Ctx
+) -> tuple[Outcome, str, Extraction] | None:
     """An answer that names an option and its value (``\\text{(C) } 12``) against a ground
-    truth that is the value alone: the value is the answer."""
+    truth that is the value alone: the value is the answer, if it is right; else None."""
     if not _OPTION_LABEL.search(found.text):
-        return otherwise  # most wrong answers: no label to read, nothing more to normalise
+        return None  # most wrong answers: no label to read, nothing more to normalise
     _, value = ground_truth_option(normalize_answer(found.text, ctx.decimal_comma))
     if not value:
-        return otherwise
+        return None
     outcome, answer, _ = _judge_answer(Extraction((value,), found.source), gt, ctx)
     if not outcome.correct:
-        return otherwise
+        return None
     return outcome, answer, Extraction((value,), f"{found.source}/option value")
 
 
@@ -242,8 +242,8 @@ def run(completion: Any, ground_truth: Any, config: MathConfig, prompt: str | No
         outcome, answer = _judge_options(named, gt.options)
     else:
         outcome, answer, found = _judge_answer(found, gt, ctx)
-        if not outcome.correct:
-            outcome, answer, found = _judge_option_value(found, gt, ctx, (outcome, answer, found))
+        if not outcome.correct and (as_value := _judge_option_value(found, gt, ctx)):
+            outcome, answer, found = as_value
     return _verdict("correct" if outcome.correct else "incorrect", found, answer, gt, outcome)
 
 

@@ -6,7 +6,6 @@ import operator
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -36,12 +35,7 @@ from sqlalchemy.orm import aliased
 
 from service.contract import RecordedVerdict
 from service.db.models import Decision, Label, VerdictCache
-from service.db.repository import (
-    Repository,
-    insert_ignoring_conflicts,
-    json_insert,
-    sqlite_rows,
-)
+from service.db.repository import Repository, json_insert, sqlite_rows
 from service.decisions.filters import DecisionFilters, Position
 
 # The columns of a decision that hold its verdict, as the API answers with them.
@@ -52,24 +46,14 @@ Window = tuple[datetime, datetime]
 PlainRow = Sequence[Any]
 
 
-@cache
-def _insert_returning_ids(dialect: str) -> Any:
-    """Decision rows, existing ones left as they are, returning the ids inserted (SQLite's
-    path; Postgres writes through ``bulk_insert``). Built once per process."""
-    return insert_ignoring_conflicts(Decision, dialect).returning(Decision.__table__.c.id)
-
-
 class DecisionRepository(Repository):
     def insert_many(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Rows that exist already (a redelivered chunk, a retried request) are left as stored;
-        returns the rows actually inserted."""
+        """SQLite's write of decision rows (Postgres writes through ``bulk_insert``): rows that
+        exist already (a redelivered chunk, a retried request) are left as stored; returns the
+        rows actually inserted."""
         if not rows:
             return []
-        if self.dialect == "sqlite":
-            return sqlite_rows(Decision, self.session).insert_returning(self.session, rows, "id")
-        statement = _insert_returning_ids(self.dialect)
-        inserted = set(self.session.connection().execute(statement, list(rows)).scalars())
-        return [row for row in rows if row["id"] in inserted]
+        return sqlite_rows(Decision, self.session).insert_returning(self.session, rows, "id")
 
     @staticmethod
     def verdicts_of() -> Select[Any]:
@@ -307,10 +291,9 @@ class VerdictCacheRepository(Repository):
         return {row.cache_key: row for row in self.session.scalars(query)}
 
     def store(self, entries: Sequence[dict[str, Any]]) -> None:
-        if entries and self.dialect == "sqlite":
+        """SQLite's write of new cache entries (Postgres writes through ``bulk_insert``)."""
+        if entries:
             sqlite_rows(VerdictCache, self.session).insert(self.session, entries)
-            return
-        self._insert_ignoring_conflicts(VerdictCache, entries)
 
 
 LATENCY_QUANTILES = (0.5, 0.95, 0.99)

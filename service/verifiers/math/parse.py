@@ -298,7 +298,12 @@ def _integer_literal(text: str) -> Any:
 def _converter_class() -> Any:
     from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 
+    from .prediction import remember_predictions
+
     class Converter(_Latex2Sympy):
+        def create_parser(self, latex_str: str) -> Any:
+            return remember_predictions(super().create_parser(latex_str))
+
         def parse_number(self, text: str) -> Any:
             number = _integer_literal(text)
             return number if number is not None else super().parse_number(text)
@@ -308,7 +313,8 @@ def _converter_class() -> Any:
 
 def _latex_to_sympy(prepared: str) -> Any:
     """``latex2sympy(prepared)`` without its normalisation (``_prepare`` did it), with integer
-    literals built directly (``_integer_literal``)."""
+    literals built directly (``_integer_literal``) and ANTLR's full-context predictions
+    remembered (``prediction.py``)."""
     from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
     converter = _converter_class()(
@@ -433,7 +439,20 @@ _WARM_UP_SAMPLES = (
 )
 
 
+def _polynomial_shapes() -> list[str]:
+    """Quadratics expanded and factored, in every sign pattern and both superscript writings:
+    the commonest algebra answers, and each sign pattern is a shape of its own for ANTLR."""
+    shapes = []
+    for square in ("^2", "^{2}"):
+        for a in "+-":
+            shapes.append(f"(x{a}1){square}")
+            for b in "+-":
+                shapes += [f"x{square}{a}3x{b}2", f"2x{square}{a}x{b}1", f"x{square}{a}x{b}1"]
+                shapes += [f"(x{a}2)(x{b}3)", f"(2x{a}1)(x{b}3)"]
+    return shapes
+
+
 def warm_up() -> None:
     """Import sympy/latex2sympy and prime the parser (call once in a parent process)."""
-    for sample in _WARM_UP_SAMPLES:
+    for sample in (*_WARM_UP_SAMPLES, *_polynomial_shapes()):
         parse_latex(sample, 1000)

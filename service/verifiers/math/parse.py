@@ -46,6 +46,18 @@ _TAKES_ARGUMENTS = re.compile(
     r"\\(?:[dt]?frac|sqrt|bar|overline|hat|tilde|widetilde|vec|dot|ddot|check)(?![A-Za-z])"
 )
 _TWO_ARGUMENTS = ("frac", "dfrac", "tfrac")
+# "\ln 5/\ln 3": the grammar lets an unparenthesised function argument run on over "/", "\cdot"
+# and "\times" (ln(5/ln 3)); a product or quotient with another function is what is written.
+_FUNCTION = r"\\(?:ln|lg|log|exp|(?:arc)?(?:sin|cos|tan|cot|sec|csc)h?)(?![A-Za-z])"
+_SCRIPT = r"\s*[_^]\s*(?:\{[^{}]*\}|\w)"
+_OPERAND = (
+    r"(?:\d+(?:\.\d+)?|[A-Za-z]|\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}"
+    r"|\\[A-Za-z]+(?![A-Za-z]|\s*\{)|\{[^{}]*\})"
+)
+_FUNCTION_BEFORE_OPERAND = re.compile(
+    rf"({_FUNCTION}(?:{_SCRIPT})*)\s*({_OPERAND}(?:\s*\^\s*(?:\{{[^{{}}]*\}}|\w))?)"
+    rf"(?=\s*(?:/|\\cdot(?![A-Za-z])|\\times(?![A-Za-z]))\s*\(?\s*{_FUNCTION})"
+)
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 # The grammar reads "d" before a letter as a differential ("dc" -> the symbol dc), which is
 # only meant where a differential can be: an integral or a derivative.
@@ -171,6 +183,8 @@ def _prepare(text: str) -> str:
     if _TAKES_ARGUMENTS.search(text):
         text = _brace_arguments(text)
     text = _separate_letter_d(text)
+    if "\\" in text:
+        text = _FUNCTION_BEFORE_OPERAND.sub(r"\1(\2)", text)
     s = _LEADING_DOT.sub(r"0.\1", text)
     s = _DECIMAL.sub(_decimal_to_fraction, s)
     config = NormalizationConfig(

@@ -98,3 +98,22 @@ def test_an_accent_takes_a_bare_argument(written: str, braced: str) -> None:
     parsed, expected = parse_latex(written, 1000), parse_latex(braced, 1000)
     assert parsed is not None and expected is not None
     assert parsed.expr == expected.expr
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("\\ln 5/\\ln 3", "\\frac{\\ln(5)}{\\ln(3)}"),
+        ("\\log 5 / \\log 3", "\\frac{\\log(5)}{\\log(3)}"),
+        ("\\log_2 8/\\log_2 4", "\\frac{3}{2}"),
+        ("\\ln 5\\cdot\\ln 3", "\\ln(5)\\ln(3)"),
+        ("\\sin x/\\cos x", "\\tan(x)"),
+        ("\\ln \\frac{5}{2}/\\ln 3", "\\frac{\\ln(5/2)}{\\ln(3)}"),
+        # Without a function after the operator the grammar's reading stands.
+        ("\\ln 5/3", "\\ln(5/3)"),
+    ],
+)
+def test_a_function_argument_ends_before_another_function(written: str, meant: str) -> None:
+    parsed, expected = parse_latex(written, 1000), parse_latex(meant, 1000)
+    assert parsed is not None and expected is not None
+    assert (parsed.expr - expected.expr).simplify() == 0

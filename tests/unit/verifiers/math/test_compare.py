@@ -74,6 +74,18 @@ def equal(gt: str, answer: str) -> bool:
         ("(0,2)", "(0,1)\\cup(1,2)", False),
         ("(1,3)", "x>1 and x<3", True),
         ("x+y>1", "1<x+y", True),
+        # the real line without points or an interval
+        ("(-\\infty,0)\\cup(0,\\infty)", "\\mathbb{R}\\setminus\\{0\\}", True),
+        ("\\mathbb{R}\\setminus\\{0\\}", "(-\\infty,0)\\cup(0,\\infty)", True),
+        ("(-\\infty,1)\\cup(1,\\infty)", "\\mathbb{R}-\\{1\\}", True),
+        ("\\mathbb{R}\\setminus\\{-1,1\\}", "x\\neq 1, x\\neq -1", True),
+        ("(-\\infty,-1)\\cup(1,\\infty)", "\\mathbb{R}\\setminus[-1,1]", True),
+        ("\\mathbb{R}\\setminus\\{0\\}", "(-\\infty,0)", False),
+        ("\\mathbb{R}\\setminus\\{0\\}", "(0,\\infty)", False),
+        ("\\mathbb{R}\\setminus\\{0\\}", "\\mathbb{R}\\setminus\\{1\\}", False),
+        ("\\mathbb{R}\\setminus\\{0\\}", "\\mathbb{R}", False),
+        ("(-\\infty,-1)\\cup(1,\\infty)", "\\mathbb{R}\\setminus(-1,1)", False),
+        ("(-\\infty,0)\\cup(0,\\infty)", "\\mathbb{R}\\setminus\\{a\\}", False),
         # matrices
         (
             "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",

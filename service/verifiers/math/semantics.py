@@ -447,8 +447,21 @@ def var_key(var: str) -> str:
     return var.replace("{", "").replace("}", "").replace(" ", "")
 
 
+def _excluded_signs(rel: Relation) -> Junction | None:
+    """``x \\neq \\pm 3``: both signed values are excluded (``x \\neq 3`` and ``x \\neq -3``)."""
+    var, values = rel.terms
+    if not (isinstance(var, Leaf) and is_symbol_name(var.text) and isinstance(values, Junction)):
+        return None
+    if not all(isinstance(v, Leaf) for v in values.items) or set(values.seps) != {"or"}:
+        return None
+    excluded = tuple(Relation((var, v), rel.ops) for v in values.items)
+    return Junction(excluded, ("and",) * (len(excluded) - 1))
+
+
 def _interpret_relation(rel: Relation, ctx: Ctx) -> Sem:
     terms, ops = rel.terms, rel.ops
+    if ops == ("\\neq",) and (excluded := _excluded_signs(rel)) is not None:
+        return _interpret_junction(excluded, ctx)
     if "\\approx" in ops:
         # "1/3 \approx 0.333" answers 1/3; "x \approx 0.333" answers 0.333.
         k = ops.index("\\approx")

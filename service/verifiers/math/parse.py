@@ -51,7 +51,7 @@ _TWO_ARGUMENTS = ("frac", "dfrac", "tfrac")
 _FUNCTION = r"\\(?:ln|lg|log|exp|(?:arc)?(?:sin|cos|tan|cot|sec|csc)h?)(?![A-Za-z])"
 _SCRIPT = r"\s*[_^]\s*(?:\{[^{}]*\}|\w)"
 _OPERAND = (
-    r"(?:\d+(?:\.\d+)?|[A-Za-z]|\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}"
+    r"(?:\d+(?:\.\d+)?[A-Za-z]?|[A-Za-z]|\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}"
     r"|\\[A-Za-z]+(?![A-Za-z]|\s*\{)|\{[^{}]*\})"
 )
 _FUNCTION_BEFORE_OPERAND = re.compile(

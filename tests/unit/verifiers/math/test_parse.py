@@ -108,6 +108,7 @@ def test_an_accent_takes_a_bare_argument(written: str, braced: str) -> None:
         ("\\log_2 8/\\log_2 4", "\\frac{3}{2}"),
         ("\\ln 5\\cdot\\ln 3", "\\ln(5)\\ln(3)"),
         ("\\sin x/\\cos x", "\\tan(x)"),
+        ("\\sin 2x/\\cos 2x", "\\tan(2x)"),
         ("\\ln \\frac{5}{2}/\\ln 3", "\\frac{\\ln(5/2)}{\\ln(3)}"),
         # Without a function after the operator the grammar's reading stands.
         ("\\ln 5/3", "\\ln(5/3)"),

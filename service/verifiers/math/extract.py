@@ -152,6 +152,8 @@ def last_box_cluster(text: str, parts: bool = False) -> list[_Box]:
         pos = idx
         if box is None:
             continue
+        if not boxes and _ruled_out(text, idx):
+            continue  # "\\boxed{5}, not \\boxed{6}": the last box is the value ruled out
         if boxes:
             nxt = boxes[-1]
             if box.end > nxt.start:

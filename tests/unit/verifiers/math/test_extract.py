@@ -149,6 +149,11 @@ def test_a_formula_ruled_out_is_skipped_with_its_numbers() -> None:
     assert parts("Thus $x = 5$ (not $x = -5$, which is extraneous).") == ("x = 5",)
 
 
+def test_a_box_ruled_out_is_skipped() -> None:
+    assert parts("So the answer is $\\boxed{5}$ and not $\\boxed{6}$.") == ("5",)
+    assert parts("\\boxed{5}, not \\boxed{6}") == ("5",)
+
+
 def test_a_negated_last_number_is_no_answer() -> None:
     assert parts("Hence the count is not 3.") is None
 

@@ -65,9 +65,15 @@ _REVISION = re.compile(
     r"re-?check\w*|reconsider\w*|correct(?:ion|ed|ing)|no)\b",
     re.IGNORECASE,
 )
+# "The answer is 4, not 3": a value ruled out after the answer is not a second answer.
+_RULED_OUT = r",\s*(?:and\s+|but\s+)?not\s|\s+(?:and|but)\s+not\s|\s*\(\s*not\s"
 _CUT = re.compile(
-    r"\n|\.(?=\s|$)|\s+(?:since|because|as|which|so that|where|when|for all)\s|I hope", re.I
+    r"\n|\.(?=\s|$)|\s+(?:since|because|as|which|so that|where|when|for all)\s|I hope"
+    rf"|{_RULED_OUT}|,?\s+(?:rather\s+than|instead\s+of)\s",
+    re.I,
 )
+# The last number of "so x is 4, not 3" is the one ruled out.
+_NEGATED = re.compile(r"\bnot\s*(?:\$|\\\()?\s*$", re.I)
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _BOLD_LABEL = re.compile(
     r"^\s*(?:final\s+)?(?:answer|solution|step\b.*|note|result)\s*:?\s*$", re.I
@@ -146,6 +152,8 @@ def last_box_cluster(text: str, parts: bool = False) -> list[_Box]:
         pos = idx
         if box is None:
             continue
+        if not boxes and _ruled_out(text, idx):
+            continue  # "\\boxed{5}, not \\boxed{6}": the last box is the value ruled out
         if boxes:
             nxt = boxes[-1]
             if box.end > nxt.start:
@@ -289,7 +297,11 @@ def _last_number(text: str) -> tuple[str, ...] | None:
     tail = "\n".join(lines[-2:])
     best: tuple[int, tuple[str, ...]] | None = None
     formulas: list[tuple[int, int, str]] = []
+    rejected: list[tuple[int, int]] = []
     for m in _MATH_ENV.finditer(tail):
+        if _ruled_out(tail, m.start()):
+            rejected.append(m.span())
+            continue
         content = next(g for g in m.groups() if g is not None)
         formulas.append((m.start(), m.end(), content))
     if formulas:
@@ -300,9 +312,17 @@ def _last_number(text: str) -> tuple[str, ...] | None:
             k -= 1
         best = (formulas[-1][1], tuple(f[2] for f in formulas[k:]))
     for n in _NUMBER.finditer(tail):
-        if best is None or n.end() > best[0]:
-            best = (n.end(), (n.group(0),))
+        if best is not None and n.end() <= best[0]:
+            continue
+        if _ruled_out(tail, n.start()) or any(a <= n.start() < b for a, b in rejected):
+            continue
+        best = (n.end(), (n.group(0),))
     return best[1] if best else None
+
+
+def _ruled_out(text: str, start: int) -> bool:
+    """The value at ``start`` follows "not" ("4, not 3"): it is rejected, not answered."""
+    return bool(_NEGATED.search(text, max(0, start - 12), start))
 
 
 def _answer_block(text: str) -> str | None:

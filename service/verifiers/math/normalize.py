@@ -55,6 +55,8 @@ _TEXT_CMD = re.compile(
     r"mathtt|boldsymbol|bm|mbox|hbox|text)\s*\{"
 )
 _TEXT_WORD_SEP = re.compile(r"\\text\{\s*(or|and|,)\s*\}")
+# "\\text{(1, 2)}": a tuple or interval of numbers typed in text mode is still that tuple.
+_TEXT_NUMBER_TUPLE = re.compile(r"^\\text\{\s*([(\[][^{}\\A-Za-z]*[)\]])\s*\}$")
 _EMPTY_TEXT = re.compile(r"\\text\{\s*\}")
 _RELATIONS = [
     (re.compile(r"\\leqslant|\\leqq|\\le(?![a-zA-Z])|<="), r"\\leq "),
@@ -263,6 +265,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _EULER.sub("e", s)
     s = _SPACING.sub(" ", s)
     s = _TEXT_CMD.sub(r"\\text{", s)
+    if (tuple_text := _TEXT_NUMBER_TUPLE.match(s)) and "," in tuple_text.group(1):
+        s = tuple_text.group(1)
     s = _TEXT_WORD_SEP.sub(r" \1 ", s)
     s = _EMPTY_TEXT.sub(" ", s)
     for pattern, repl in _RELATIONS:

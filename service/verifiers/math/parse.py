@@ -40,8 +40,24 @@ _EAGER_FUNCS = re.compile(r"\\binom|\\choose|\\Gamma|\\gamma|\\operatorname|\\tb
 _BIG_LITERAL = re.compile(r"\d{5,}")
 _CALCULUS = ("Integral", "Sum", "Product", "Limit", "Derivative")
 # \frac\pi4 and \sqrt\pi: TeX takes a bare command (or one character) as an argument, and
-# latex2sympy's normaliser splits such a command's backslash off; they are braced first.
-_FRAC_OR_ROOT = re.compile(r"\\(?:[dt]?frac|sqrt)(?![A-Za-z])")
+# latex2sympy's normaliser splits such a command's backslash off; they are braced first. So
+# are the arguments of accents: the grammar reads "\bar{z}" (as "\overline{z}"), not "\bar z".
+_TAKES_ARGUMENTS = re.compile(
+    r"\\(?:[dt]?frac|sqrt|bar|overline|hat|tilde|widetilde|vec|dot|ddot|check)(?![A-Za-z])"
+)
+_TWO_ARGUMENTS = ("frac", "dfrac", "tfrac")
+# "\ln 5/\ln 3": the grammar lets an unparenthesised function argument run on over "/", "\cdot"
+# and "\times" (ln(5/ln 3)); a product or quotient with another function is what is written.
+_FUNCTION = r"\\(?:ln|lg|log|exp|(?:arc)?(?:sin|cos|tan|cot|sec|csc)h?)(?![A-Za-z])"
+_SCRIPT = r"\s*[_^]\s*(?:\{[^{}]*\}|\w)"
+_OPERAND = (
+    r"(?:\d+(?:\.\d+)?[A-Za-z]?|[A-Za-z]|\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}"
+    r"|\\[A-Za-z]+(?![A-Za-z]|\s*\{)|\{[^{}]*\})"
+)
+_FUNCTION_BEFORE_OPERAND = re.compile(
+    rf"({_FUNCTION}(?:{_SCRIPT})*)\s*({_OPERAND}(?:\s*\^\s*(?:\{{[^{{}}]*\}}|\w))?)"
+    rf"(?=\s*(?:/|\\cdot(?![A-Za-z])|\\times(?![A-Za-z]))\s*\(?\s*{_FUNCTION})"
+)
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 # The grammar reads "d" before a letter as a differential ("dc" -> the symbol dc), which is
 # only meant where a differential can be: an integral or a derivative.
@@ -130,10 +146,10 @@ def _argument(text: str, i: int) -> tuple[str, int] | None:
 
 
 def _brace_arguments(text: str) -> str:
-    """Every argument of \\frac, \\dfrac, \\tfrac and \\sqrt in braces (the same TeX)."""
+    """Every argument of \\frac, \\dfrac, \\tfrac, \\sqrt and accents in braces (the same TeX)."""
     out: list[str] = []
     pos = 0
-    for m in _FRAC_OR_ROOT.finditer(text):
+    for m in _TAKES_ARGUMENTS.finditer(text):
         if m.start() < pos:
             continue
         out.append(text[pos : m.end()])
@@ -143,7 +159,7 @@ def _brace_arguments(text: str) -> str:
             if index:
                 out.append(index.group())
                 i += index.end()
-        for _ in range(1 if m.group().endswith("sqrt") else 2):
+        for _ in range(2 if m.group()[1:] in _TWO_ARGUMENTS else 1):
             arg = _argument(text, i)
             if arg is None:
                 break
@@ -164,9 +180,11 @@ def _separate_letter_d(text: str) -> str:
 def _prepare(text: str) -> str:
     from latex2sympy2_extended import NormalizationConfig, normalize_latex
 
-    if _FRAC_OR_ROOT.search(text):
+    if _TAKES_ARGUMENTS.search(text):
         text = _brace_arguments(text)
     text = _separate_letter_d(text)
+    if "\\" in text:
+        text = _FUNCTION_BEFORE_OPERAND.sub(r"\1(\2)", text)
     s = _LEADING_DOT.sub(r"0.\1", text)
     s = _DECIMAL.sub(_decimal_to_fraction, s)
     config = NormalizationConfig(

@@ -19,7 +19,16 @@ from dataclasses import dataclass
 
 from .normalize import text_canon
 from .parse import ParsedExpr
-from .structure import Bracket, Junction, Leaf, MatrixNode, Node, Relation, SetNode
+from .structure import (
+    Bracket,
+    Junction,
+    Leaf,
+    MatrixNode,
+    Node,
+    Relation,
+    SetNode,
+    parse_structure,
+)
 from .symbolic import exprs_equal, numeric_value, solve_inequality_chain
 from .values import approx_leaf, is_assignment_target, is_symbol_name, leaf_expr, leaves_equal
 
@@ -121,6 +130,12 @@ _NUMBER_SET = re.compile(r"^\\mathbb\s*\{?[RZNQC]\}?(?:[\^_]\s*\{?[^{}]{1,4}\}?)
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _REAL_LINE = frozenset({"\\mathbb{R}", "\\R", "\\mathbb R"})
 _REAL_LINE_WORDS = frozenset({"allrealnumbers", "allreals", "realnumbers"})
+# The real line without some points or an interval: "\\mathbb{R}\\setminus\\{0\\}",
+# "\\mathbb{R}-\\{1\\}", "\\mathbb{R}\\setminus[-1,1]".
+_REAL_LINE_MINUS = re.compile(
+    r"^(?:\\mathbb\s*\{?R\}?|\\R)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*"
+    r"(?P<removed>\\\{.*\\\}|[(\[].*[)\]])$"
+)
 _NEG_INF = End(None, False, -math.inf)
 _POS_INF = End(None, False, math.inf)
 
@@ -264,6 +279,12 @@ def as_intervals(sem: Sem, ctx: Ctx) -> Intervals | None:
         sem.text in _REAL_LINE or text_canon(sem.text) in _REAL_LINE_WORDS
     ):
         return Intervals(((_NEG_INF, _POS_INF),))
+    if isinstance(sem, Scalar) and (minus := _REAL_LINE_MINUS.match(sem.text)):
+        node = parse_structure(minus.group("removed"))
+        if not isinstance(node, (SetNode, Bracket)):
+            return None  # "\\{0\\}\\cup\\{1\\}" is not one set the real line is cut by
+        removed = as_intervals(interpret(node, ctx), ctx)
+        return _complement(removed) if removed is not None else None
     if isinstance(sem, Items) and sem.explicit_set:
         points = []
         for item in sem.items:
@@ -275,6 +296,20 @@ def as_intervals(sem: Sem, ctx: Ctx) -> Intervals | None:
             points.append(part)
         return _canonical(points, ctx)
     return None
+
+
+def _complement(sem: Intervals) -> Intervals:
+    """The real line without ``sem`` (its parts are sorted and disjoint)."""
+    parts = []
+    lo = _NEG_INF
+    for start, end in sem.parts:
+        hi = End(start.text, not start.closed, start.pos, start.value)
+        if lo.pos < hi.pos or (lo.pos == hi.pos and lo.closed and hi.closed):
+            parts.append((lo, hi))
+        lo = End(end.text, not end.closed, end.pos, end.value)
+    if lo.pos < math.inf:
+        parts.append((lo, _POS_INF))
+    return Intervals(tuple(parts))
 
 
 def interpret(node: Node, ctx: Ctx) -> Sem:
@@ -412,8 +447,21 @@ def var_key(var: str) -> str:
     return var.replace("{", "").replace("}", "").replace(" ", "")
 
 
+def _excluded_signs(rel: Relation) -> Junction | None:
+    """``x \\neq \\pm 3``: both signed values are excluded (``x \\neq 3`` and ``x \\neq -3``)."""
+    var, values = rel.terms
+    if not (isinstance(var, Leaf) and is_symbol_name(var.text) and isinstance(values, Junction)):
+        return None
+    if not all(isinstance(v, Leaf) for v in values.items) or set(values.seps) != {"or"}:
+        return None
+    excluded = tuple(Relation((var, v), rel.ops) for v in values.items)
+    return Junction(excluded, ("and",) * (len(excluded) - 1))
+
+
 def _interpret_relation(rel: Relation, ctx: Ctx) -> Sem:
     terms, ops = rel.terms, rel.ops
+    if ops == ("\\neq",) and (excluded := _excluded_signs(rel)) is not None:
+        return _interpret_junction(excluded, ctx)
     if "\\approx" in ops:
         # "1/3 \approx 0.333" answers 1/3; "x \approx 0.333" answers 0.333.
         k = ops.index("\\approx")

@@ -40,7 +40,11 @@ from .structure import Junction, Node, parse_structure
 # read as a factor outside integrals and derivatives, a word answer's leading article dropped,
 # an option's label with its value read against the value alone or the letter, a fraction
 # followed by words, several option letters as one ground truth.
-CODE_VERSION = "1.4.0"
+# 1.5.0: a function's bare argument ending before "/" or "\cdot" and another function
+# (\ln 5/\ln 3), an accent's bare argument (\bar z), the real line without points or an interval
+# (\mathbb{R}\setminus\{0\}), x \neq \pm a, a tuple of numbers in \text{}, and a value or box
+# ruled out after the answer ("4, not 3").
+CODE_VERSION = "1.5.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

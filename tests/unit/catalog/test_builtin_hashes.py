@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "35d625edabffeb94bb7d8676ce306a03d300469f1b8eac01b66008131017a30a",
+    "math@1.0.0": "f34beb20d8572aaa74a458d43c77e6a09ad78603f523699d9abf5b9ece07d2ec",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "793acfecec71534919534008515ac0968f8f3a8d117fe596f83283cf5bfb26ed",
+    "r1_math@1.0.0": "9b0a26488c6123ee47df9968ae13bae5c953d0c97aef1b8d9210a246d9252fef",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

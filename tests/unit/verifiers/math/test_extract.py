@@ -128,6 +128,36 @@ def test_statement_anchor_keeps_the_clause() -> None:
     assert parts("The answer is 381 or 391.") == ("381 or 391",)
 
 
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "The answer is 4, not 3.",
+        "The answer is 4 (not 3).",
+        "The answer is 4, but not 3.",
+        "The answer is 4 rather than 3.",
+        "So x is 4, not 3.",
+        "So x is $4$, not $3$.",
+        "4, not 3",
+    ],
+)
+def test_a_value_ruled_out_after_the_answer_is_not_read(ending: str) -> None:
+    found = parts(REASONING + ending)
+    assert found is not None and found[0].strip("$") == "4"
+
+
+def test_a_formula_ruled_out_is_skipped_with_its_numbers() -> None:
+    assert parts("Thus $x = 5$ (not $x = -5$, which is extraneous).") == ("x = 5",)
+
+
+def test_a_box_ruled_out_is_skipped() -> None:
+    assert parts("So the answer is $\\boxed{5}$ and not $\\boxed{6}$.") == ("5",)
+    assert parts("\\boxed{5}, not \\boxed{6}") == ("5",)
+
+
+def test_a_negated_last_number_is_no_answer() -> None:
+    assert parts("Hence the count is not 3.") is None
+
+
 def test_statement_with_verb_takes_the_value() -> None:
     assert parts("Final Answer: The volume of $ABCD$ is 120. I hope it is correct.") == ("120",)
 

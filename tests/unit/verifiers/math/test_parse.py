@@ -10,7 +10,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from sympy import Integer, srepr
 
-from service.verifiers.math.parse import _integer_literal, _latex_to_sympy, _prepare
+from service.verifiers.math.parse import _integer_literal, _latex_to_sympy, _prepare, parse_latex
 
 LEAVES = [
     "42",
@@ -82,3 +82,39 @@ def test_integer_literal_of_plain_digits(text: str, value: int) -> None:
 @pytest.mark.parametrize("text", ["1.5", "1e5", "²", "١٢", "", ",", "1 000"])
 def test_integer_literal_leaves_everything_else_to_sympy(text: str) -> None:
     assert _integer_literal(text) is None
+
+
+@pytest.mark.parametrize(
+    ("written", "braced"),
+    [
+        ("\\bar z", "\\overline{z}"),
+        ("\\overline z+1", "\\bar{z}+1"),
+        ("\\bar\\alpha", "\\bar{\\alpha}"),
+        ("\\hat x", "\\hat{x}"),
+        ("\\vec v\\cdot\\vec w", "\\vec{v}\\cdot\\vec{w}"),
+    ],
+)
+def test_an_accent_takes_a_bare_argument(written: str, braced: str) -> None:
+    parsed, expected = parse_latex(written, 1000), parse_latex(braced, 1000)
+    assert parsed is not None and expected is not None
+    assert parsed.expr == expected.expr
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("\\ln 5/\\ln 3", "\\frac{\\ln(5)}{\\ln(3)}"),
+        ("\\log 5 / \\log 3", "\\frac{\\log(5)}{\\log(3)}"),
+        ("\\log_2 8/\\log_2 4", "\\frac{3}{2}"),
+        ("\\ln 5\\cdot\\ln 3", "\\ln(5)\\ln(3)"),
+        ("\\sin x/\\cos x", "\\tan(x)"),
+        ("\\sin 2x/\\cos 2x", "\\tan(2x)"),
+        ("\\ln \\frac{5}{2}/\\ln 3", "\\frac{\\ln(5/2)}{\\ln(3)}"),
+        # Without a function after the operator the grammar's reading stands.
+        ("\\ln 5/3", "\\ln(5/3)"),
+    ],
+)
+def test_a_function_argument_ends_before_another_function(written: str, meant: str) -> None:
+    parsed, expected = parse_latex(written, 1000), parse_latex(meant, 1000)
+    assert parsed is not None and expected is not None
+    assert (parsed.expr - expected.expr).simplify() == 0

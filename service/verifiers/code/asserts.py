@@ -16,8 +16,10 @@ plain data only (``harness/proxies.py``), so an object equal to everything, a su
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -54,6 +56,9 @@ class AssertTest:
     # Names the test reads attributes of (``math`` in ``math.floor(x)``): where such a name is
     # a standard module's, test code gets that module, never the solution's value of it.
     namespaces: tuple[str, ...] = ()
+    # Names the test takes from the solution (read, not bound by the test, not builtins): what
+    # the program must define, so a usage example after the solution is not taken for it.
+    reads: tuple[str, ...] = ()
 
 
 _NOT_LITERAL = object()
@@ -118,15 +123,36 @@ def plan_assert(source: str) -> AssertTest:
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         raise InvalidGroundTruth(f"assert test does not parse: {source[:80]!r} ({exc})") from exc
     namespaces = _namespaces(tree)
+    reads = _reads(tree, namespaces)
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert):
         operands: list[str] = []
         try:
             check = _lift(tree.body[0].test, operands, source)
         except _NotLiftable:
-            return AssertTest(source, None, None, namespaces)
+            return AssertTest(source, None, None, namespaces, reads)
         if operands:
-            return AssertTest(source, tuple(operands), check, namespaces)
-    return AssertTest(source, None, None, namespaces)
+            return AssertTest(source, tuple(operands), check, namespaces, reads)
+    return AssertTest(source, None, None, namespaces, reads)
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _reads(tree: ast.AST, namespaces: tuple[str, ...]) -> tuple[str, ...]:
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    # ``math`` in ``math.isclose(...)`` is the standard module, whatever the solution binds.
+    modules = {name for name in namespaces if name in sys.stdlib_module_names}
+    return tuple(sorted(loaded - bound - modules - _BUILTIN_NAMES))
 
 
 def _namespaces(tree: ast.AST) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from typing import Any
 from service.sandbox import SandboxBackend, SandboxError, SandboxUnavailable, get_backend
 from service.verifiers.base import Status, Verdict
 
+from .asserts import AssertTest
 from .bundle import BytecodeMismatch, needs_sources, warm_files
 from .config import validate_config
 from .execute import Execution, execute, item_budget_s, session_files
@@ -85,7 +86,8 @@ def verify(
     settings = validate_config(config)
     base: dict[str, Any] = {"language": problem.language.name, "mode": problem.mode}
     entry = problem.fn_name if problem.mode == "function" else None
-    extracted = extract_program(completion, problem.language, entry)
+    reads = {name for test in problem.tests if isinstance(test, AssertTest) for name in test.reads}
+    extracted = extract_program(completion, problem.language, entry, reads)
     if extracted is None:
         details = {**base, "reason": "no program found in the completion"}
         return Verdict(0.0, "unparseable", {"pass_rate": 0.0}, details)

@@ -12,7 +12,7 @@ from service.sandbox import use_backend
 from service.sandbox.docker import DockerBackend
 from service.verifiers.base import InvalidGroundTruth
 from service.verifiers.code import verify
-from tests.integration.verifiers.code.helpers import FUNCTION, fenced
+from tests.integration.verifiers.code.helpers import EXEC, FUNCTION, VALUES, fenced
 
 SUM = {
     "language": "python",
@@ -67,6 +67,17 @@ def test_layouts_of_a_right_answer_are_judged_on_its_code() -> None:
     assert (verdict.status, verdict.details["passed"]) == ("correct", 3), verdict.details
     # The usage example alone is still the program, and fails.
     assert verify(fenced("print(add(1, 2))"), FUNCTION, {}).status == "incorrect"
+
+
+def test_assert_mode_takes_the_solution_before_its_usage_example() -> None:
+    """MBPP and human-eval answers often end with a block of prints or asserts: the program is
+    the block that defines what the assert lines call."""
+    answer = fenced("def add(a, b):\n    return a + b\n") + "Check:\n"
+    for after in ("print(add(1, 2))  # 3", "assert add(1, 2) == 3\nprint('ok')"):
+        for ground_truth in (VALUES, EXEC):
+            verdict = verify(answer + fenced(after), ground_truth, {})
+            assert verdict.status == "correct", verdict.details
+    assert verify(fenced("print(add(1, 2))"), VALUES, {}).status == "incorrect"
 
 
 def test_typing_names_resolve_without_an_import_as_the_reference_harnesses_give_them() -> None:

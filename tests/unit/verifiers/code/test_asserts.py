@@ -78,3 +78,15 @@ def test_names_whose_attributes_the_test_reads_are_listed() -> None:
     whole = plan_assert("for r in [1]:\n    assert math.isclose(area(r), 3.14)\n    s.add(r)")
     assert whole.operands is None and whole.namespaces == ("math", "s")
     assert plan_assert("assert add(1, 2) == 3").namespaces == ()
+
+
+def test_names_the_test_takes_from_the_solution_are_listed() -> None:
+    # What the program must define: not the test's own names, builtins or standard modules.
+    assert plan_assert("assert math.isclose(area(2), 12.56, rel_tol=0.01)").reads == ("area",)
+    check = (
+        "METADATA = {}\n\ndef check(candidate):\n    assert candidate([1], 2) == [1]\n"
+        "\ncheck(truncate)"
+    )
+    assert plan_assert(check).reads == ("truncate",)
+    setup = "import math\nfor x in [1, 2]:\n    assert sorted(f(x)) == [x]\nassert N == 1"
+    assert plan_assert(setup).reads == ("N", "f")

@@ -81,3 +81,18 @@ def test_the_last_block_stays_when_it_may_define_the_entry() -> None:
     # No earlier block defines it: the last block stays, and fails as it would have.
     only_usage = "```python\nprint(add(1, 2))\n```"
     assert extract_program(only_usage, PYTHON, "add").program == "print(add(1, 2))\n"  # type: ignore[union-attr]
+
+
+def test_assert_mode_passes_over_usage_and_test_blocks_to_the_definition() -> None:
+    # MBPP-style answers: the solution, then a block of prints, asserts or a pytest test.
+    for after in (
+        "print(add(1, 2))  # 3",
+        "assert add(1, 2) == 3\nprint('ok')",
+        "import pytest\n\ndef test_add():\n    assert add(1, 2) == 3",
+    ):
+        text = f"```python\ndef add(a, b):\n    return a + b\n```\nCheck:\n```python\n{after}\n```"
+        extracted = extract_program(text, PYTHON, reads=("add",))
+        assert extracted is not None and extracted.program.startswith("def add(a, b):"), after
+    # A last block that binds a name the tests read stays the program.
+    fixed = "```python\ndef add(a, b):\n    return 0\n```\n```python\nadd = lambda a, b: a + b\n```"
+    assert "lambda" in extract_program(fixed, PYTHON, reads=("add",)).program  # type: ignore[union-attr]

@@ -60,7 +60,7 @@ def run_values(
     scope = namespace(session, codes, namespaces)
     values = [eval(code, scope) for code in codes]
     try:
-        return {"values": [plain.encode(value) for value in values]}
+        return {"values": [plain.encode(value, answer=True) for value in values]}
     except plain.NotPlain as exc:
         return {"invalid_result": str(exc)}
 

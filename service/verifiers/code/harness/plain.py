@@ -8,11 +8,17 @@ floats as themselves, everything else a list whose first element is a tag.
 
 ``encode`` runs where the value was made, ``decode`` where it is used; ``decode`` trusts
 nothing (only builtin types come out of it, and malformed input raises ``ValueError``).
+
+A value that is an answer (a solution's result, an operand of a test's comparison) may also be
+one of the standard library's dicts, ``Counter``, ``OrderedDict`` or ``defaultdict``: it travels
+as the dict of its items (MBPP's ``freq_count`` returns a ``Counter`` and is checked against a
+dict literal). Only its items cross; whatever its class would say about equality stays behind.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import json
 from typing import Any
 
@@ -24,6 +30,7 @@ _SMALL_INT = 1 << 62
 REF = "R"
 _CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 _MAKERS: dict[str, Any] = {"L": list, "T": tuple, "S": set, "F": frozenset}
+_MAPPINGS = (collections.Counter, collections.OrderedDict, collections.defaultdict)
 
 
 class NotPlain(TypeError):
@@ -42,13 +49,15 @@ class _Budget:
             raise NotPlain(f"more than {MAX_NODES} values")
 
 
-def encode(value: Any, refs: Any = None) -> Any:
+def encode(value: Any, refs: Any = None, *, answer: bool = False) -> Any:
     """The wire form of ``value``; NotPlain if it is not plain data. ``refs(value)`` may name
-    a handle for a non-plain value (a proxy passed back as an argument), else None."""
-    return _encode(value, 0, _Budget(), refs)
+    a handle for a non-plain value (a proxy passed back as an argument), else None.
+    ``answer``: the standard library's dicts travel as dicts (never for arguments, where the
+    receiver would miss the class's methods)."""
+    return _encode(value, 0, _Budget(), refs, answer)
 
 
-def _encode(value: Any, depth: int, budget: _Budget, refs: Any) -> Any:
+def _encode(value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = False) -> Any:
     budget.take()
     kind = type(value)
     if value is None or kind is bool or kind is str:
@@ -61,12 +70,12 @@ def _encode(value: Any, depth: int, budget: _Budget, refs: Any) -> Any:
         raise NotPlain(f"nested more than {MAX_DEPTH} deep")
     tag = _CONTAINERS.get(kind)
     if tag is not None:
-        return [tag, *(_encode(item, depth + 1, budget, refs) for item in value)]
-    if kind is dict:
+        return [tag, *(_encode(item, depth + 1, budget, refs, answer) for item in value)]
+    if kind is dict or (answer and any(kind is mapping for mapping in _MAPPINGS)):
         out: list[Any] = ["D"]
-        for key, item in value.items():
-            out.append(_encode(key, depth + 1, budget, refs))
-            out.append(_encode(item, depth + 1, budget, refs))
+        for key, item in dict.items(value):
+            out.append(_encode(key, depth + 1, budget, refs, answer))
+            out.append(_encode(item, depth + 1, budget, refs, answer))
         return out
     if kind is bytes:
         return ["B", base64.b64encode(value).decode("ascii")]

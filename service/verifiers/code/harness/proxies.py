@@ -4,10 +4,12 @@ Test code runs in the driver and never in the same interpreter as the solution, 
 solution does to builtins, ``math``, ``operator``, ``json``, ``sys.modules`` or its own globals
 reaches it. The solution's names are bound to proxies: calling one sends the name's handle and
 plain-data arguments to the solution process and gets back plain data (``plain.py``) and only
-plain data: any other result fails the test as a wrong answer, however the test handles it.
-Calling a class of the solution gives an opaque object proxy (``Solution().method(...)``);
-an object proxy cannot be compared, hashed by value or tested for truth, so no object of the
-solution ever decides a comparison.
+plain data: any other result fails the test as a wrong answer, however the test handles it,
+except an iterator (a generator, ``map``, ``filter``, ``range``, a dict view), which test code
+may iterate as in Python, and only iterate: its items come as plain data. Calling a class of
+the solution gives an opaque object proxy (``Solution().method(...)``); an object proxy cannot
+be compared, hashed by value or tested for truth, so no object of the solution ever decides a
+comparison.
 """
 
 from __future__ import annotations
@@ -115,6 +117,13 @@ class Session:
             return plain.decode(reply["v"])
         except ValueError as exc:
             return self.fail(f"malformed result: {exc}")
+
+    def returned(self, reply: dict[str, Any], name: str) -> Any:
+        """A call's result: plain data, or an iterator of the solution's that test code may
+        iterate (``list(f(x))``), never compare or test for truth; anything else fails."""
+        if "v" not in reply and reply.get("it") is True and type(reply.get("o")) is int:
+            return ObjectProxy(self, reply["o"], f"iterator from {name}")
+        return self.data(reply)
 
     def attribute(self, reply: dict[str, Any], name: str) -> Any:
         """An attribute or a module-level name: plain data, a function, a class, or (only for
@@ -301,7 +310,8 @@ class FunctionProxy(_Proxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         session: Session = object.__getattribute__(self, "_session")
-        return session.data(self._ask("call", **session.arguments(args, kwargs)))
+        reply = self._ask("call", **session.arguments(args, kwargs))
+        return session.returned(reply, object.__getattribute__(self, "_name"))
 
 
 class ClassProxy(_Proxy):

@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 import types
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, NoReturn
 
 from . import frames, osutil, plain, process
@@ -172,14 +173,14 @@ class _Server:
 
     def result(self, value: Any) -> dict[str, Any]:
         try:
-            return {"v": plain.encode(value)}
+            return {"v": plain.encode(value, answer=True)}
         except plain.NotPlain as exc:
             return {"np": str(exc)}
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Plain data as itself; anything else as a handle of its kind."""
         try:
-            return {"v": plain.encode(value)}
+            return {"v": plain.encode(value, answer=True)}
         except plain.NotPlain as exc:
             reason = str(exc)
         if isinstance(value, types.ModuleType):
@@ -188,7 +189,14 @@ class _Server:
             return {"c": self.handle(value), "np": reason}
         if callable(value):
             return {"f": self.handle(value), "np": reason}
+        if isinstance(value, _ITERABLES):
+            return {"o": self.handle(value), "np": reason, "it": True}
         return {"o": self.handle(value), "np": reason}
+
+
+# Results test code may iterate (``list(f(x))``, ``set(f(x))``, ``sorted(f(x))``), as it could a
+# generator or ``map`` in Python: they stay here, and only their items cross, as plain data.
+_ITERABLES = (Iterator, range, KeysView, ValuesView, ItemsView)
 
 
 def _describe_exception(exc: BaseException) -> list[str]:

@@ -193,6 +193,60 @@ def test_truthy_stand_ins_do_not_pass_truth_tests(program: str) -> None:
     assert verify(fenced("def is_even(n):\n    return n % 2 == 0\n"), IS_EVEN, {}).reward == 1.0
 
 
+FREQUENCIES = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "assert freq([10, 10, 20]) == {10: 2, 20: 1}",
+        "for xs in [[1], [2, 2]]:\n    assert freq(xs) == {xs[0]: len(xs)}",
+        "assert sorted(evens([1, 2, 3, 4])) == [2, 4]",
+        "assert list(evens([6])) == [6] and set(evens([2, 2])) == {2}",
+        "from collections import Counter\nassert Counter(evens([2, 2])) == {2: 2}",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "from collections import Counter\ndef freq(xs):\n    return Counter(xs)\n",
+        "from collections import defaultdict\ndef freq(xs):\n"
+        "    d = defaultdict(int)\n    for x in xs:\n        d[x] += 1\n    return d\n",
+    ],
+    ids=["Counter", "defaultdict"],
+)
+def test_standard_dicts_and_iterators_are_answers_as_python_sees_them(program: str) -> None:
+    """MBPP's freq_count returns a Counter; a generator or ``map`` may be iterated by the test
+    (``list(f(x))``, ``sorted(f(x))``), as Python allows."""
+    for evens in ("(x for x in xs if x % 2 == 0)", "filter(lambda x: x % 2 == 0, xs)"):
+        full = program + f"def evens(xs):\n    return {evens}\n"
+        verdict = verify(fenced(full), FREQUENCIES, {"reward": "fraction"})
+        assert verdict.status == "correct", verdict.details
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "assert evens([2]) == [2]",
+        "assert evens([2]) != [3]",
+        "assert evens([2])",
+        "r = evens([2])\nassert r == [2]",
+        "assert list(evens([2])) == [2]",
+        "assert sorted(freq([1])) == [1]",
+    ],
+)
+def test_an_iterator_is_only_iterated_and_its_items_must_be_plain(test: str) -> None:
+    # A generator is not equal to a list in Python either; its truth is no answer (it is always
+    # true); its items cross as plain data, so an int equal to everything is still refused.
+    program = (
+        "class E(int):\n    def __eq__(self, other): return True\n    __hash__ = int.__hash__\n"
+        "def evens(xs):\n    return (E(x) for x in xs)\n"
+        "def freq(xs):\n    return iter([E(0)])\n"
+    )
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
+    _wrong_not_error(verify(fenced(program), ground_truth, {}))
+
+
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
     verdict = verify(fenced(program), EXEC, {"reward": "fraction"})

@@ -1,4 +1,4 @@
-"""Code verifier (kind ``code``, code 1.3.0): run the completion's program against hidden tests.
+"""Code verifier (kind ``code``, code 1.4.0): run the completion's program against hidden tests.
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
@@ -9,7 +9,8 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
 - Program: the last fenced block of the language (```python/```py, ```cpp/```c++), else the
   last fenced block, else the whole completion when it is only code; none → ``unparseable``.
   A block indented as a whole is dedented; in function mode a last block that surely does not
-  define ``fn_name`` (or ``Solution``) gives way to the last block that does. typing's
+  define ``fn_name`` (or ``Solution``) gives way to the last block that does, and in assert
+  mode one that defines none of the names the asserts take from the solution. typing's
   annotation names (``List``, ``Optional``...) are in a Python program's builtins.
 - Every run happens in the sandbox (``service.sandbox``, the backend of the process's sandbox
   config: ``RLVR_SANDBOX_BACKEND``); every verdict is computed on the host. Expected stdout,
@@ -19,8 +20,10 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   recorded for that test and a fresh run takes the rest. C++ runs once per test.
 - Function and assert tests: the solution is loaded once, in a process of its own, and test
   code runs in another, reaching the solution through proxies that carry plain data only
-  (exact builtin types, bounded): any other value is a wrong answer, and nothing the solution
-  patches (builtins, modules, ``sys.modules``) reaches test code.
+  (exact builtin types, bounded; an answer may also be a ``Counter``, ``OrderedDict`` or
+  ``defaultdict``, which crosses as a dict, or an iterator, which test code may only iterate):
+  any other value is a wrong answer, and nothing the solution patches (builtins, modules,
+  ``sys.modules``) reaches test code.
 - stdio: lines compared after dropping trailing whitespace per line and trailing blank lines;
   same number of lines; with ``float_tolerance`` numeric tokens may differ by it (absolute or
   relative). Output must be UTF-8. function: the return value as strict JSON data, compared

@@ -18,7 +18,7 @@ PINNED = {
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.
 CODE_TOOLCHAIN = {"sandbox": "local", "python": "3.11.2", "g++": "12.2.0"}
-CODE_HASH = "fed340ef7eedf9eda75cacb53e7b1e709721cdcc0289c1dbf955fd40ea3586c4"
+CODE_HASH = "c2766c687de7e89bf129f20d000f0b4f9afc9ddbfd71a0e3ea0cb74a7422cf39"
 
 
 def test_every_builtin_version_is_pinned() -> None:

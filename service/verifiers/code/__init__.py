@@ -23,7 +23,9 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   (exact builtin types, bounded; an answer may also be a ``Counter``, ``OrderedDict`` or
   ``defaultdict``, which crosses as a dict, or an iterator, which test code may only iterate):
   any other value is a wrong answer, and nothing the solution patches (builtins, modules,
-  ``sys.modules``) reaches test code.
+  ``sys.modules``) reaches test code. Test code's ``import numpy`` gets numpy's comparisons
+  over plain data where the sandbox has none (MBPP+); a test whose own import fails is
+  ``error``.
 - stdio: lines compared after dropping trailing whitespace per line and trailing blank lines;
   same number of lines; with ``float_tolerance`` numeric tokens may differ by it (absolute or
   relative). Output must be UTF-8. function: the return value as strict JSON data, compared

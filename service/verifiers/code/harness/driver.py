@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from . import cases, osutil
+from . import cases, numpy_stand_in, osutil
 from .link import Link, ProtocolError, TestTimeout
 from .output import Output, OutputLimit
 from .process import Forked
@@ -28,6 +28,17 @@ from .proxies import HarnessLimit, NotPlainResult, Session, SolutionGone, Soluti
 from .records import HEAD, Records, clip, known_failure
 
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _missing_module(exc: ImportError) -> str | None:
+    """Why the test cannot run, when its own import failed (MBPP+'s test code starts with
+    ``import numpy``, which the sandbox's Python does not have): the ground truth's limit, not
+    the solution's failure. An import error the solution raised crosses without a module name,
+    and a name the solution lacks (``from solution import f``) is the solution's failure."""
+    name = exc.name
+    if type(name) is not str or name.partition(".")[0] == "solution":
+        return None
+    return f"the test imports {name[:100]!r}, which the sandbox's Python cannot import"
 
 
 def _self_cpu() -> float:
@@ -101,6 +112,7 @@ class Driver:
         tests = self.job["tests"]
         SolutionModule.session = self.session
         sys.modules["solution"] = SolutionModule("solution")
+        numpy_stand_in.install()
         # Compiled before the first test (which the solution's loading is charged to), so
         # that one lookup binds the names of every test.
         for spec in tests:
@@ -232,6 +244,12 @@ class Driver:
             outcome.report = {"harness_limit": str(exc)}
         except AssertionError:
             outcome.report, outcome.trace = {"assertion_failed": True}, _test_traceback()
+        except ImportError as exc:
+            missing = _missing_module(exc)
+            if missing is not None:
+                outcome.report = {"harness_limit": missing}
+            else:
+                outcome.exit, outcome.trace = 1, _test_traceback()
         except BaseException:
             outcome.exit, outcome.trace = 1, _test_traceback()
         finally:

@@ -254,3 +254,53 @@ def test_a_backend_whose_probe_fails_refuses_every_session() -> None:
     assert not report.ok and report.problems
     with pytest.raises(SandboxUnavailable), broken.session({"a.py": b"print(1)"}):
         pass
+
+
+# MBPP+ states its tests as code of this shape (evalplus/mbppplus, the ``test`` field).
+MBPP_PLUS = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "import numpy as np\nfrom math import inf\n\n"
+        "def is_floats(x) -> bool:\n    if isinstance(x, float):\n        return True\n"
+        "    if isinstance(x, (list, tuple)):\n"
+        "        return all(isinstance(i, float) for i in x)\n"
+        "    if isinstance(x, np.ndarray):\n"
+        "        return x.dtype == np.float64 or x.dtype == np.float32\n    return False\n\n"
+        "def assertion(out, exp, atol):\n    exact_match = out == exp\n"
+        "    if atol == 0 and is_floats(exp):\n        atol = 1e-6\n"
+        "    if not exact_match and atol != 0:\n"
+        "        assert np.allclose(out, exp, rtol=1e-07, atol=atol)\n"
+        "    else:\n        assert exact_match\n\n"
+        "inputs = [[2.0], [1]]\nresults = [12.566370614359172, 3.141592653589793]\n"
+        "for i, (inp, exp) in enumerate(zip(inputs, results)):\n"
+        "    assertion(area(*inp), exp, 0)\n"
+    ],
+}
+
+
+def test_mbpp_plus_test_code_runs_without_numpy_in_the_sandbox() -> None:
+    """Its ``import numpy`` and ``np.allclose`` get a stand-in: a right answer passes, close
+    floats pass, and a wrong one, an empty list (which numpy would broadcast and call close)
+    or an early exit earn nothing."""
+    right = "import math\ndef area(r):\n    return math.pi * r * r\n"
+    assert verify(fenced(right), MBPP_PLUS, {}).status == "correct"
+    close = "def area(r):\n    return 3.14159265358979 * r * r\n"
+    assert verify(fenced(close), MBPP_PLUS, {}).status == "correct"
+    for wrong in ("return 3.14 * r * r", "return []", "return float('nan')", "exit(0)"):
+        verdict = verify(fenced(f"def area(r):\n    {wrong}\n"), MBPP_PLUS, {})
+        assert (verdict.status, verdict.reward) == ("incorrect", 0.0), (wrong, verdict.details)
+
+
+def test_a_test_importing_what_the_sandbox_lacks_is_an_error_not_a_zero() -> None:
+    """The ground truth's limit, as a test passing a lambda is; an import error the solution
+    raises, or a name it lacks, is still its own failure."""
+    right = fenced("def add(a, b):\n    return a + b\n")
+    for test in ("import pytest\nassert add(1, 2) == pytest.approx(3)", "import numpy.linalg"):
+        verdict = verify(right, {**EXEC, "tests": [test]}, {})
+        assert (verdict.status, verdict.reward) == ("error", None), verdict.details
+        assert "cannot import" in verdict.details["reason"]
+    raising = fenced("def add(a, b):\n    raise ModuleNotFoundError('numpy', name='numpy')\n")
+    assert verify(raising, EXEC, {}).status == "incorrect"
+    lacking = {**EXEC, "tests": ["from solution import sub\nassert sub(1, 2) == -1"]}
+    assert verify(right, lacking, {}).status == "incorrect"

@@ -14,7 +14,6 @@ finder (a sandbox with numpy uses numpy), and the solution's process never impor
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import math
 import sys
@@ -138,11 +137,14 @@ def _module() -> types.ModuleType:
     return module
 
 
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Finder:
+    """A meta path finder and its loader (the protocol, not ``importlib.abc``'s classes: that
+    module imports pathlib, tempfile and more into every sandboxed process)."""
+
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != NAME:
             return None
-        return importlib.machinery.ModuleSpec(NAME, self)
+        return importlib.machinery.ModuleSpec(NAME, self)  # type: ignore[arg-type]  # a Loader by protocol
 
     def create_module(self, spec: Any) -> types.ModuleType:
         return _module()

@@ -139,3 +139,15 @@ def test_a_polynomial_of_a_seen_shape_needs_no_full_context_pass(
 def test_the_verifiers_parser_remembers_predictions() -> None:
     parser = parse._converter_class()(None).create_parser("x^{2}+1")
     assert isinstance(parser._interp, RememberingSimulator)
+
+
+def test_the_remembered_predictions_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.verifiers.math import prediction
+
+    monkeypatch.setattr(prediction, "MAX_PREDICTIONS", 3)
+    monkeypatch.setattr(prediction, "_predictions", {})
+    texts = ["x^{2}+3x-40", "x^{2}-3x+40", "(x+1)(x-2)", "x^2-x-1", "a_{1}+a_{2}+a_{3}"]
+    for text in texts:
+        expected = _tree(_parser(text))
+        assert _tree(remember_predictions(_parser(text))) == expected
+        assert prediction.remembered_count() <= 3

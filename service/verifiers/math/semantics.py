@@ -136,6 +136,12 @@ _REAL_LINE_MINUS = re.compile(
     r"^(?:\\mathbb\s*\{?R\}?|\\R)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*"
     r"(?P<removed>\\\{.*\\\}|[(\[].*[)\]])$"
 )
+# A half-line written with its bound: "\\mathbb{R}_{>0}", "\\mathbb{R}^{\\geq 1}". "\\mathbb{R}^+"
+# and "\\mathbb{R}_+" are left alone: whether they hold 0 depends on the writer's convention.
+_REAL_HALF_LINE = re.compile(
+    r"^(?:\\mathbb\s*\{?R\}?|\\R)\s*[_^]\s*"
+    r"\{\s*(?P<rel>[<>]|\\[lg]eq)\s*(?P<bound>(?:[^{}]|\{[^{}]*\})+?)\s*\}$"
+)
 _NEG_INF = End(None, False, -math.inf)
 _POS_INF = End(None, False, math.inf)
 
@@ -279,6 +285,16 @@ def as_intervals(sem: Sem, ctx: Ctx) -> Intervals | None:
         sem.text in _REAL_LINE or text_canon(sem.text) in _REAL_LINE_WORDS
     ):
         return Intervals(((_NEG_INF, _POS_INF),))
+    if isinstance(sem, Scalar) and (half := _REAL_HALF_LINE.match(sem.text)):
+        rel, bound = half.group("rel"), half.group("bound").strip()
+        closed = rel.startswith("\\")
+        above = rel in (">", "\\geq")
+        part = (
+            _interval(bound, None, closed, False, ctx)
+            if above
+            else _interval(None, bound, False, closed, ctx)
+        )
+        return _canonical([part], ctx) if part else None
     if isinstance(sem, Scalar) and (minus := _REAL_LINE_MINUS.match(sem.text)):
         node = parse_structure(minus.group("removed"))
         if not isinstance(node, (SetNode, Bracket)):

@@ -44,7 +44,9 @@ from .structure import Junction, Node, parse_structure
 # (\ln 5/\ln 3), an accent's bare argument (\bar z), the real line without points or an interval
 # (\mathbb{R}\setminus\{0\}), x \neq \pm a, a tuple of numbers in \text{}, and a value or box
 # ruled out after the answer ("4, not 3").
-CODE_VERSION = "1.5.0"
+# 1.6.0: a half-line written with its bound (\mathbb{R}_{>0} is (0, \infty); \mathbb{R}^+ stays
+# unread, its convention on 0 varies).
+CODE_VERSION = "1.6.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "f34beb20d8572aaa74a458d43c77e6a09ad78603f523699d9abf5b9ece07d2ec",
+    "math@1.0.0": "c568d2bea459d204493188a28cf8650ff470e829bc3bd73e3b8fcbd146b8753e",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "9b0a26488c6123ee47df9968ae13bae5c953d0c97aef1b8d9210a246d9252fef",
+    "r1_math@1.0.0": "03f3c1a2230cae205b3f181fa66d5740a9f2be3d9dd96fe36470a149ac365eaf",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

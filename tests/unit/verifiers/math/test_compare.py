@@ -89,6 +89,13 @@ def equal(gt: str, answer: str) -> bool:
         ("\\mathbb{R}\\setminus\\{0\\}", "\\mathbb{R}", False),
         ("(-\\infty,-1)\\cup(1,\\infty)", "\\mathbb{R}\\setminus(-1,1)", False),
         ("(-\\infty,0)\\cup(0,\\infty)", "\\mathbb{R}\\setminus\\{a\\}", False),
+        # a half-line written with its bound
+        ("(0,\\infty)", "\\mathbb{R}_{>0}", True),
+        ("[0,\\infty)", "\\mathbb{R}_{\\geq 0}", True),
+        ("(-\\infty,-1]", "\\mathbb{R}^{\\le -1}", True),
+        ("(0,\\infty)", "\\mathbb{R}_{\\geq 0}", False),
+        ("(-\\infty,0)", "\\mathbb{R}_{>0}", False),
+        ("(0,\\infty)", "\\mathbb{R}^+", False),
         # matrices
         (
             "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .number_words import read_number_words
+
 MAX_DETAIL_CHARS = 500
 
 _UNICODE = {
@@ -58,6 +60,10 @@ _TEXT_WORD_SEP = re.compile(r"\\text\{\s*(or|and|,)\s*\}")
 # "\\text{(1, 2)}": a tuple or interval of numbers typed in text mode is still that tuple.
 _TEXT_NUMBER_TUPLE = re.compile(r"^\\text\{\s*([(\[][^{}\\A-Za-z]*[)\]])\s*\}$")
 _EMPTY_TEXT = re.compile(r"\\text\{\s*\}")
+# "\\boxed{\\text{The answer is } 5}": the box restates the lead-in before its value.
+_ANSWER_LEAD = re.compile(
+    r"^(\\text\{)?\s*(?:the\s+)?(?:final\s+)?answer\s*(?:is\b|:|=)\s*:?\s*", re.IGNORECASE
+)
 _RELATIONS = [
     (re.compile(r"\\leqslant|\\leqq|\\le(?![a-zA-Z])|<="), r"\\leq "),
     (re.compile(r"\\geqslant|\\geqq|\\ge(?![a-zA-Z])|>="), r"\\geq "),
@@ -265,6 +271,7 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _EULER.sub("e", s)
     s = _SPACING.sub(" ", s)
     s = _TEXT_CMD.sub(r"\\text{", s)
+    s = _ANSWER_LEAD.sub(lambda m: m.group(1) or "", s, count=1)
     if (tuple_text := _TEXT_NUMBER_TUPLE.match(s)) and "," in tuple_text.group(1):
         s = tuple_text.group(1)
     s = _TEXT_WORD_SEP.sub(r" \1 ", s)
@@ -290,6 +297,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _TRAILING_PUNCT.sub("", _drop_qualifier(s))
     if _NO_SOLUTION.match(s):
         s = "\\emptyset"  # "no solution", "None", "there are no real solutions": the empty set
+    elif s[:1].isalpha() or s.startswith("\\text{"):
+        s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
 
 

@@ -88,6 +88,12 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _VERB_TAIL = re.compile(r"^.*\b(?:is|are|equals|was|be)\s+(.+)$", re.S)
+# "The answer is that $n = 12$ is the only solution": the clause after the verb only describes
+# the value before it (never when it denies it: "is not a solution").
+_DESCRIBES_VALUE = re.compile(
+    r"^the\s+(?:[a-z]+\s+){0,3}?(?:solutions?|answers?|values?)\b(?!.*\b(?:not|no)\b)",
+    re.IGNORECASE,
+)
 _JOIN_GAP = re.compile(r"^[ \t]*,?[ \t]*(?:and|or)[ \t]+$", re.IGNORECASE)
 _CHOICE_ONLY = re.compile(r"^\(?[A-E]\)?$")
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
@@ -194,7 +200,13 @@ def _prose_tail(content: str) -> str:
         return content
     m = _VERB_TAIL.match(content)
     if m and m.group(1).strip() and _VERB_TAIL.match(outside):
-        return m.group(1).strip()
+        tail = m.group(1).strip()
+        if _DESCRIBES_VALUE.match(tail) and not re.search(r"[\d\\$]", tail):
+            head = [g for mm in _MATH_ENV.finditer(content, 0, m.start(1)) for g in mm.groups()]
+            values = [g for g in head if g is not None]
+            if len(values) == 1 and any(ch.isdigit() for ch in values[0]):
+                return values[0]
+        return tail
     values = [g for mm in _MATH_ENV.finditer(content) for g in mm.groups() if g is not None]
     values += _NUMBER.findall(outside)
     if len(_PROSE_WORD.findall(outside)) >= 4 and len(values) == 1:

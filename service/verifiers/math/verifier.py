@@ -46,7 +46,8 @@ from .structure import Junction, Node, parse_structure
 # ruled out after the answer ("4, not 3").
 # 1.6.0: a half-line written with its bound (\mathbb{R}_{>0} is (0, \infty); \mathbb{R}^+ stays
 # unread, its convention on 0 varies), a number in words ("five", "three quarters"), a box that
-# restates the lead-in (\boxed{\text{The answer is } 5}).
+# restates the lead-in (\boxed{\text{The answer is } 5}), "the answer is that $n = 12$ is the
+# only solution".
 CODE_VERSION = "1.6.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -128,6 +128,14 @@ def test_statement_anchor_keeps_the_clause() -> None:
     assert parts("The answer is 381 or 391.") == ("381 or 391",)
 
 
+def test_a_clause_describing_the_value_before_it_gives_that_value() -> None:
+    ending = "the answer is that $n = 12$ is the only solution."
+    assert parts(ending) == ("n = 12",)
+    # "a solution" leaves room for others, "not" denies the value: neither is read as the answer.
+    assert parts("the answer is that $n = 12$ is a solution.") != ("n = 12",)
+    assert parts("the answer is that $n = 12$ is not the solution.") != ("n = 12",)
+
+
 @pytest.mark.parametrize(
     "ending",
     [

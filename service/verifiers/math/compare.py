@@ -230,6 +230,45 @@ def _answer_values(a: Equation) -> tuple[Sem, ...]:
     return (a.rhs,)
 
 
+def _ratio_terms(text: str) -> list[str] | None:
+    """``1:2:3`` -> ``["1", "2", "3"]``: a ratio of three or more terms, else None."""
+    if text.count(":") < 2 or "\\{" in text or "\\mid" in text:
+        return None
+    terms, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            terms.append(text[start:i].strip())
+            start = i + 1
+    terms.append(text[start:].strip())
+    return terms if len(terms) >= 3 and all(terms) else None
+
+
+def _ratios_same(g_text: str, a_text: str, ctx: Ctx) -> bool | None:
+    """Ratios of three or more terms are equal when their terms are proportional (2:4:6 is
+    1:2:3); a reading of ":" as division would make 1:3:2 equal to 1:2:3. None: no such ratio."""
+    gt, at = _ratio_terms(g_text), _ratio_terms(a_text)
+    if gt is None and at is None:
+        return None
+    if gt is None or at is None or len(gt) != len(at):
+        return False
+
+    def zero(term: str) -> bool:
+        return leaves_equal("0", term, ctx.max_length, None)
+
+    if all(map(zero, gt)) or all(map(zero, at)):
+        return all(map(zero, gt)) and all(map(zero, at))  # 0:0:0 is proportional to anything
+    for i in range(len(gt)):
+        for j in range(i + 1, len(gt)):
+            left, right = f"({gt[i]})\\cdot({at[j]})", f"({gt[j]})\\cdot({at[i]})"
+            if not leaves_equal(left, right, ctx.max_length, ctx.rel_tol, ctx.min_digits):
+                return False
+    return True
+
+
 def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
     """True when answer ``a`` is mathematically the ground truth ``g``."""
     if depth > MAX_DEPTH:
@@ -245,6 +284,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         # "x = 3" answers "3": compare what the equation states with the expected value.
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
+        if isinstance(a, Scalar) and (ratios := _ratios_same(g.text, a.text, ctx)) is not None:
+            return ratios
         if isinstance(a, Scalar) and leaves_equal(
             g.text, a.text, ctx.max_length, ctx.rel_tol, ctx.min_digits
         ):

@@ -96,6 +96,13 @@ def equal(gt: str, answer: str) -> bool:
         ("(0,\\infty)", "\\mathbb{R}_{\\geq 0}", False),
         ("(-\\infty,0)", "\\mathbb{R}_{>0}", False),
         ("(0,\\infty)", "\\mathbb{R}^+", False),
+        # ratios of three or more terms: proportional terms, not ":" as division
+        ("1:2:3", "2:4:6", True),
+        ("1:2:3", "\\frac12:1:\\frac32", True),
+        ("1:2:3", "1:3:2", False),
+        ("0:1:2", "0:3:4", False),
+        ("1:2:3", "0:0:0", False),
+        ("1:2:3", "\\frac16", False),
         # matrices
         (
             "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",

@@ -74,6 +74,12 @@ _CUT = re.compile(
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
 _NEGATED = re.compile(r"\bnot\s*(?:\$|\\\()?\s*$", re.I)
+_CONDITION = re.compile(
+    r"\b(?:(?:attained|achieved|reached|obtained|occurs|holds)\s+(?:only\s+)?"
+    r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff)"
+    r"\s*,?\s*(?:\$|\\\()?\s*$",
+    re.I,
+)
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _BOLD_LABEL = re.compile(
     r"^\s*(?:final\s+)?(?:answer|solution|step\b.*|note|result)\s*:?\s*$", re.I
@@ -307,11 +313,17 @@ def _short_whole(text: str, limit: int) -> str | None:
 def _last_number(text: str) -> tuple[str, ...] | None:
     lines = [ln for ln in text[-TAIL_CHARS:].split("\n") if ln.strip()]
     tail = "\n".join(lines[-2:])
+    # "The minimum is $\\frac32$, attained at $a=b=c=1$": the condition is not the answer,
+    # unless nothing else is stated.
+    return _last_value(tail, skip_conditions=True) or _last_value(tail, skip_conditions=False)
+
+
+def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
     best: tuple[int, tuple[str, ...]] | None = None
     formulas: list[tuple[int, int, str]] = []
     rejected: list[tuple[int, int]] = []
     for m in _MATH_ENV.finditer(tail):
-        if _ruled_out(tail, m.start()):
+        if _ruled_out(tail, m.start()) or (skip_conditions and _condition(tail, m.start())):
             rejected.append(m.span())
             continue
         content = next(g for g in m.groups() if g is not None)
@@ -330,6 +342,11 @@ def _last_number(text: str) -> tuple[str, ...] | None:
             continue
         best = (n.end(), (n.group(0),))
     return best[1] if best else None
+
+
+def _condition(text: str, start: int) -> bool:
+    """The formula at ``start`` says where a value is attained ("attained at $x=1$")."""
+    return bool(_CONDITION.search(text, max(0, start - 40), start))
 
 
 def _ruled_out(text: str, start: int) -> bool:

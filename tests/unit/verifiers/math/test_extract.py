@@ -153,6 +153,13 @@ def test_a_value_ruled_out_after_the_answer_is_not_read(ending: str) -> None:
     assert found is not None and found[0].strip("$") == "4"
 
 
+def test_where_a_value_is_attained_is_not_the_value() -> None:
+    text = "The minimum of the expression is $\\frac{3}{2}$, attained at $a=b=c=1$."
+    assert parts(text, frozenset({"last_number"})) == ("\\frac{3}{2}",)
+    # With nothing else stated, the condition is all there is.
+    assert parts("It is attained at $x = 2$.", frozenset({"last_number"})) == ("x = 2",)
+
+
 def test_a_formula_ruled_out_is_skipped_with_its_numbers() -> None:
     assert parts("Thus $x = 5$ (not $x = -5$, which is extraneous).") == ("x = 5",)
 

@@ -32,6 +32,15 @@ _MIXED = re.compile(r"^(?P<sign>[+-]?)(?P<w>\d+)\\frac\{(?P<n>\d+)\}\{(?P<d>\d+)
 _REPEATING = re.compile(
     r"^(?P<sign>[+-]?)(?P<int>\d*)\.(?P<fix>\d*)\\(?:overline|bar|dot)\{(?P<rep>\d+)\}$"
 )
+# Other ways to write a repeating decimal: the repetend in parentheses ("0.1(6)"), or one digit
+# written three times or more before an ellipsis ("0.1666\\ldots"; "3.14\\ldots" is not one).
+_REPEATING_OTHER = (
+    re.compile(r"^(?P<sign>[+-]?)(?P<int>\d*)\.(?P<fix>\d*)\((?P<rep>\d+)\)$"),
+    re.compile(
+        r"^(?P<sign>[+-]?)(?P<int>\d*)\.(?P<fix>\d*?)(?P<rep>\d)(?P=rep){2,}"
+        r"\\(?:ldots|cdots|dots)$"
+    ),
+)
 _SPACED_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?: \d{3})+(?:\.\d+)?%?$")
 # "2 1/2" is two and a half, as written in word problems.
 _MIXED_SLASH = re.compile(r"^(?P<sign>[+-]?)(?P<w>\d+)\s+(?P<n>\d+)/(?P<d>\d+)$")
@@ -173,6 +182,8 @@ def parse_number(text: str) -> ExactNumber | None:
         value = num / den
         return from_fraction(-value if m.group("sign") == "-" else value, bool(m.group("pct")))
     m = _REPEATING.match(s)
+    if m is None and s[-1:] in ")s":
+        m = next((r for p in _REPEATING_OTHER if (r := p.match(s))), None)
     if m and len(s) < 1000:
         fix, rep = m.group("fix"), m.group("rep")
         value = Fraction(int(m.group("int") or "0"))

@@ -48,7 +48,8 @@ from .structure import Junction, Node, parse_structure
 # unread, its convention on 0 varies), a number in words ("five", "three quarters"), a box that
 # restates the lead-in (\boxed{\text{The answer is } 5}), "the answer is that $n = 12$ is the
 # only solution", ratios of three or more terms compared term by term (1:3:2 is not 1:2:3),
-# a last formula that says where a value is attained ("attained at $a=b=c=1$") is passed over.
+# a last formula that says where a value is attained ("attained at $a=b=c=1$") is passed over,
+# repeating decimals written 0.1(6) or 0.1666\ldots.
 CODE_VERSION = "1.6.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

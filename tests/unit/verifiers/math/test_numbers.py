@@ -35,6 +35,10 @@ from service.verifiers.math.numbers import numbers_equal, parse_number, same_num
         ("10^{-7}", Fraction(1, 10**7)),
         ("0.\\overline{3}", Fraction(1, 3)),
         ("0.1\\overline{6}", Fraction(1, 6)),
+        ("0.(3)", Fraction(1, 3)),
+        ("1.(09)", Fraction(12, 11)),
+        ("0.1666\\ldots", Fraction(1, 6)),
+        ("0.333\\cdots", Fraction(1, 3)),
     ],
 )
 def test_parse_number_values(text: str, value: Fraction) -> None:
@@ -43,7 +47,21 @@ def test_parse_number_values(text: str, value: Fraction) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["1,2", "1, 234", "x", "2x", "\\sqrt{2}", "1/0", "\\frac{1}{0}", "1 2", "", "--5"]
+    "text",
+    [
+        "1,2",
+        "1, 234",
+        "x",
+        "2x",
+        "\\sqrt{2}",
+        "1/0",
+        "\\frac{1}{0}",
+        "1 2",
+        "",
+        "--5",
+        "3.14159\\ldots",  # an ellipsis after digits that do not repeat: no exact value
+        "0.166\\ldots",  # a digit written only twice is no repetend
+    ],
 )
 def test_parse_number_rejects_non_numbers(text: str) -> None:
     assert parse_number(text) is None

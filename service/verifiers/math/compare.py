@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .evidence import NUMERIC, SIGNIFICANT_DIGITS, collect, deciding
@@ -24,6 +25,7 @@ from .symbolic import equations_equal, exprs_equal, inequalities_equal
 from .values import is_symbol_name, leaf_expr, leaf_matrix, leaves_equal, resolve_leaf
 
 MAX_DEPTH = 10
+_INDEXED_NAME = re.compile(r"^([A-Za-z])_\{?\d\}?$")
 _EQUIVALENT = "equivalent to the ground truth"
 _REASONS = {
     NUMERIC: "equal by a high-precision interval check (mpmath) within a separation bound",
@@ -111,6 +113,12 @@ def _values_same(
     return _unordered_same(g_vals, a_vals, ctx, depth)
 
 
+def _indexed_roots(names: tuple[str, ...]) -> bool:
+    """``x_1, x_2``: one letter with numeric indices (the roots of one unknown)."""
+    found = [_INDEXED_NAME.match(name) for name in names]
+    return all(found) and len({m.group(1) for m in found if m}) == 1
+
+
 def _items_same(g: Items, a: Sem, ctx: Ctx, depth: int) -> bool:
     if isinstance(a, Intervals):
         gi = as_intervals(g, ctx)
@@ -138,7 +146,8 @@ def _items_same(g: Items, a: Sem, ctx: Ctx, depth: int) -> bool:
         names, vals = g_asg or a_asg or ((), ())
         plain = seq.items if g_asg else g.items
         g_vals, a_vals = (vals, plain) if g_asg else (plain, vals)
-        distinct_names = len(set(names)) == len(names)
+        # "x_1 = 1, x_2 = 2" names the roots of one unknown: a list of solutions, like "x=1, x=2".
+        distinct_names = len(set(names)) == len(names) and not _indexed_roots(names)
         other = seq if g_asg else g
         if other.explicit_set and distinct_names:
             return False

@@ -49,7 +49,8 @@ from .structure import Junction, Node, parse_structure
 # restates the lead-in (\boxed{\text{The answer is } 5}), "the answer is that $n = 12$ is the
 # only solution", ratios of three or more terms compared term by term (1:3:2 is not 1:2:3),
 # a last formula that says where a value is attained ("attained at $a=b=c=1$") is passed over,
-# repeating decimals written 0.1(6) or 0.1666\ldots.
+# repeating decimals written 0.1(6) or 0.1666\ldots, indexed roots (x_1 = 1, x_2 = 2) as a list
+# of solutions.
 CODE_VERSION = "1.6.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

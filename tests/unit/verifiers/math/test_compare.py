@@ -53,6 +53,10 @@ def equal(gt: str, answer: str) -> bool:
         ("x=1, y=2", "y=2, x=1", True),
         ("(p,q)=(3,2)", "(3,2)", True),
         ("\\{-2,3\\}", "x=-2 or x=3", True),
+        ("\\{1,2\\}", "x_1=2, x_2=1", True),  # the roots of one unknown, indexed
+        ("\\{1,2\\}", "x=1, y=2", False),  # two unknowns: a tuple, not a set
+        ("\\{1,2\\}", "x_1=1, y_2=2", False),
+        ("(2,1)", "x_1=1, x_2=2", False),
         ("x^2+y^2=25", "25", False),
         # equations
         ("y=2x+1", "2x-y+1=0", True),

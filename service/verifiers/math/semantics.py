@@ -335,6 +335,21 @@ def interpret(node: Node, ctx: Ctx) -> Sem:
     if isinstance(node, SetNode):
         return Items(tuple(interpret(i, ctx) for i in node.items), False, True)
     if isinstance(node, Bracket):
+        alternatives = [i for i in node.items if isinstance(i, Junction) and set(i.seps) == {"or"}]
+        if len(alternatives) == 1 and len(node.items) > 1 and node.opener == "(":
+            # "(\\pm 1, 0)" is the two points (1, 0) and (-1, 0); with two signs
+            # ("(\\pm 1, \\pm 1)") whether they vary together is a convention: that stays unread.
+            k = node.items.index(alternatives[0])
+            return Items(
+                tuple(
+                    interpret(
+                        Bracket("(", node.closer, (*node.items[:k], alt, *node.items[k + 1 :])), ctx
+                    )
+                    for alt in alternatives[0].items
+                ),
+                False,
+                False,
+            )
         items = tuple(interpret(i, ctx) for i in node.items)
         if len(items) == 2:
             return Pair(items[0], items[1], node.opener, node.closer)

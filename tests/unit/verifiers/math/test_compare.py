@@ -46,6 +46,10 @@ def equal(gt: str, answer: str) -> bool:
         ("\\{1,2\\}", "\\{1,2,2\\}", True),
         ("\\{1,2\\}", "\\{1,2,3\\}", False),
         ("\\pm 3", "3, -3", True),
+        ("(1,0),(-1,0)", "(\\pm 1, 0)", True),
+        ("(0,2,1),(0,-2,1)", "(0, \\pm 2, 1)", True),
+        ("(1,0)", "(\\pm 1, 0)", False),
+        ("(1,1),(-1,-1)", "(\\pm 1, \\pm 1)", False),  # do the signs vary together? unread
         # assignments
         ("3", "x=3", True),
         ("x=3", "3", True),

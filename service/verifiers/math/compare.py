@@ -25,6 +25,7 @@ from .symbolic import equations_equal, exprs_equal, inequalities_equal
 from .values import is_symbol_name, leaf_expr, leaf_matrix, leaves_equal, resolve_leaf
 
 MAX_DEPTH = 10
+_MAX_RATIO_TERMS = 20
 _INDEXED_NAME = re.compile(r"^([A-Za-z])_\{?\d\}?$")
 _EQUIVALENT = "equivalent to the ground truth"
 _REASONS = {
@@ -262,20 +263,24 @@ def _ratios_same(g_text: str, a_text: str, ctx: Ctx) -> bool | None:
     gt, at = _ratio_terms(g_text), _ratio_terms(a_text)
     if gt is None and at is None:
         return None
-    if gt is None or at is None or len(gt) != len(at):
+    if gt is None or at is None or len(gt) != len(at) or len(gt) > _MAX_RATIO_TERMS:
         return False
-
-    def zero(term: str) -> bool:
-        return leaves_equal("0", term, ctx.max_length, None)
-
-    if all(map(zero, gt)) or all(map(zero, at)):
-        return all(map(zero, gt)) and all(map(zero, at))  # 0:0:0 is proportional to anything
-    for i in range(len(gt)):
-        for j in range(i + 1, len(gt)):
-            left, right = f"({gt[i]})\\cdot({at[j]})", f"({gt[j]})\\cdot({at[i]})"
-            if not leaves_equal(left, right, ctx.max_length, ctx.rel_tol, ctx.min_digits):
-                return False
-    return True
+    pivot = next(
+        (k for k, t in enumerate(gt) if not leaves_equal("0", t, ctx.max_length, None)), -1
+    )
+    if pivot < 0 or leaves_equal("0", at[pivot], ctx.max_length, None):
+        return gt == at  # 0:0:0 would be proportional to anything
+    # With g_p and a_p not 0, a = (a_p / g_p) g exactly when a_i g_p = g_i a_p for every i.
+    return all(
+        leaves_equal(
+            f"({g})\\cdot({at[pivot]})",
+            f"({a})\\cdot({gt[pivot]})",
+            ctx.max_length,
+            ctx.rel_tol,
+            ctx.min_digits,
+        )
+        for g, a in zip(gt, at, strict=True)
+    )
 
 
 def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:

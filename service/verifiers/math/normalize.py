@@ -75,6 +75,13 @@ _EMPTYSET = re.compile(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|\\text\{\s*empty s
 _INFINITY = re.compile(
     r"\\infin(?![a-zA-Z])|\\text\{\s*infinity\s*\}|(?<![a-zA-Z\\])(?:infinity|inf)(?![a-zA-Z])"
 )
+# "r \\operatorname{cis} \\theta" is r (cos theta + i sin theta); the angle is a group or one number
+# (with its degree sign), never a guess at where a longer argument ends.
+_CIS = re.compile(
+    r"\\(?:operatorname|text)\{\s*cis\s*\}\s*"
+    r"(?:\(([^()]*)\)|\{([^{}]*)\}|(-?\d+(?:\.\d+)?(?:\^\s*\\circ|\^\s*\{\s*\\circ\s*\})?)\s*$"
+    r"|(\\frac\{[^{}]*\}\{[^{}]*\}|\\[A-Za-z]+)\s*$)"
+)
 _PI_WORD = re.compile(r"(?<![a-zA-Z\\])pi(?![a-zA-Z])")
 _DEGREE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\degree(?![a-zA-Z])")
 _FRAC_DIGITS = [
@@ -278,6 +285,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _EMPTY_TEXT.sub(" ", s)
     for pattern, repl in _RELATIONS:
         s = pattern.sub(repl, s)
+    if "cis" in s:
+        s = _CIS.sub(_cis, s)
     s = _EMPTYSET.sub(r"\\emptyset ", s)
     s = _INFINITY.sub(r"\\infty ", s)
     s = _PI_WORD.sub(r"\\pi ", s)
@@ -300,6 +309,11 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _cis(match: re.Match[str]) -> str:
+    angle = next(g for g in match.groups() if g is not None)
+    return f"(\\cos({angle})+i\\sin({angle}))"
 
 
 def _decimal_comma(match: re.Match[str]) -> str:

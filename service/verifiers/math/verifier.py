@@ -50,7 +50,7 @@ from .structure import Junction, Node, parse_structure
 # only solution", ratios of three or more terms compared term by term (1:3:2 is not 1:2:3),
 # a last formula that says where a value is attained ("attained at $a=b=c=1$") is passed over,
 # repeating decimals written 0.1(6) or 0.1666\ldots, indexed roots (x_1 = 1, x_2 = 2) as a list
-# of solutions, one \pm inside a tuple ((\pm 1, 0) is two points).
+# of solutions, one \pm inside a tuple ((\pm 1, 0) is two points), r \operatorname{cis} \theta.
 CODE_VERSION = "1.6.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -173,3 +173,17 @@ def test_escaped_dollar_inside_math_is_unwrapped() -> None:
 )
 def test_find_closing_brace(text: str, expected: int) -> None:
     assert find_closing_brace(text, 0) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2\\operatorname{cis}(\\pi/2)", "2(\\cos(\\pi/2)+i\\sin(\\pi/2))"),
+        ("\\mathrm{cis}\\frac{\\pi}{3}", "(\\cos(\\frac{\\pi}{3})+i\\sin(\\frac{\\pi}{3}))"),
+        ("3\\operatorname{cis}\\theta", "3(\\cos(\\theta)+i\\sin(\\theta))"),
+        # the end of a bare argument is not guessed
+        ("\\operatorname{cis} 2x+1", "\\operatorname{cis}2x+1"),
+    ],
+)
+def test_cis_is_cos_plus_i_sin(raw: str, expected: str) -> None:
+    assert normalize_answer(raw) == expected

@@ -97,7 +97,8 @@ _VERB_TAIL = re.compile(r"^.*\b(?:is|are|equals|was|be)\s+(.+)$", re.S)
 # "The answer is that $n = 12$ is the only solution": the clause after the verb only describes
 # the value before it (never when it denies it: "is not a solution").
 _DESCRIBES_VALUE = re.compile(
-    r"^the\s+(?:[a-z]+\s+){0,3}?(?:solutions?|answers?|values?)\b(?!.*\b(?:not|no)\b)",
+    r"^(?!.*(?:n't|\b(?:not|no|never|wrong|incorrect|false|invalid|extraneous|excluded|"
+    r"impossible|spurious|rejected)\b))the\s+(?:[a-z]+\s+){0,3}?(?:solution|answer|value)s?[.,;!]?$",
     re.IGNORECASE,
 )
 _JOIN_GAP = re.compile(r"^[ \t]*,?[ \t]*(?:and|or)[ \t]+$", re.IGNORECASE)
@@ -322,8 +323,15 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
     best: tuple[int, tuple[str, ...]] | None = None
     formulas: list[tuple[int, int, str]] = []
     rejected: list[tuple[int, int]] = []
+    conditions: list[tuple[int, int]] = []
     for m in _MATH_ENV.finditer(tail):
-        if _ruled_out(tail, m.start()) or (skip_conditions and _condition(tail, m.start())):
+        # "when $x=3$ and $y=4$": a formula joined to a condition is part of it.
+        joined = bool(conditions) and bool(_JOIN_GAP.match(tail[conditions[-1][1] : m.start()]))
+        if skip_conditions and (joined or _condition(tail, m.start())):
+            conditions.append(m.span())
+            rejected.append(m.span())
+            continue
+        if _ruled_out(tail, m.start()):
             rejected.append(m.span())
             continue
         content = next(g for g in m.groups() if g is not None)

@@ -134,6 +134,8 @@ def test_a_clause_describing_the_value_before_it_gives_that_value() -> None:
     # "a solution" leaves room for others, "not" denies the value: neither is read as the answer.
     assert parts("the answer is that $n = 12$ is a solution.") != ("n = 12",)
     assert parts("the answer is that $n = 12$ is not the solution.") != ("n = 12",)
+    assert parts("the answer is that $n = 12$ is the value that doesn't work.") != ("n = 12",)
+    assert parts("the answer is that $n = 12$ is the wrong answer.") != ("n = 12",)
 
 
 @pytest.mark.parametrize(
@@ -156,6 +158,8 @@ def test_a_value_ruled_out_after_the_answer_is_not_read(ending: str) -> None:
 def test_where_a_value_is_attained_is_not_the_value() -> None:
     text = "The minimum of the expression is $\\frac{3}{2}$, attained at $a=b=c=1$."
     assert parts(text, frozenset({"last_number"})) == ("\\frac{3}{2}",)
+    joined = "The maximum area is 12 when $x=3$ and $y = 4$."
+    assert parts(joined, frozenset({"last_number"})) == ("12",)
     # With nothing else stated, the condition is all there is.
     assert parts("It is attained at $x = 2$.", frozenset({"last_number"})) == ("x = 2",)
 

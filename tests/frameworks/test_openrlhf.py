@@ -35,7 +35,7 @@ SAMPLES_PER_PROMPT = 4
 # (prompt, label, the samples' completions, expected rewards)
 ROLLOUTS = [
     ("Q: 2+2? A:", "4", [" \\boxed{4}", " \\boxed{5}", " so 4", " \\boxed{4}"], [1, 0, 1, 1]),
-    ("Q: 3*3? A:", "9", [" \\boxed{6}", " \\boxed{9}", " #### 9", " nine"], [0, 1, 1, 0]),
+    ("Q: 3*3? A:", "9", [" \\boxed{6}", " \\boxed{9}", " #### 9", " eight"], [0, 1, 1, 0]),
 ]
 
 

@@ -21,12 +21,14 @@ from .semantics import (
     ends_equal,
     var_key,
 )
+from .structure import split_top_level
 from .symbolic import equations_equal, exprs_equal, inequalities_equal
 from .values import is_symbol_name, leaf_expr, leaf_matrix, leaves_equal, resolve_leaf
 
 MAX_DEPTH = 10
 _MAX_RATIO_TERMS = 20
 _INDEXED_NAME = re.compile(r"^([A-Za-z])_\{?\d\}?$")
+_COLON = re.compile(":")
 _EQUIVALENT = "equivalent to the ground truth"
 _REASONS = {
     NUMERIC: "equal by a high-precision interval check (mpmath) within a separation bound",
@@ -244,16 +246,7 @@ def _ratio_terms(text: str) -> list[str] | None:
     """``1:2:3`` -> ``["1", "2", "3"]``: a ratio of three or more terms, else None."""
     if text.count(":") < 2 or "\\{" in text or "\\mid" in text:
         return None
-    terms, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "{([":
-            depth += 1
-        elif ch in "})]":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            terms.append(text[start:i].strip())
-            start = i + 1
-    terms.append(text[start:].strip())
+    terms = [term.strip() for term in split_top_level(text, _COLON)]
     return terms if len(terms) >= 3 and all(terms) else None
 
 

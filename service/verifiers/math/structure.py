@@ -134,6 +134,11 @@ def _split(text: str, matches: list[re.Match[str]]) -> list[str]:
     return pieces
 
 
+def split_top_level(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """``text`` cut at the matches of ``pattern`` outside every bracket."""
+    return _split(text, _top_matches(pattern, text, depth_profile(text)))
+
+
 def _enclosing(text: str, depths: list[int]) -> tuple[str, str, str] | None:
     """(opener, closer, inner) when one bracket pair wraps the whole text."""
     if text.startswith("\\{") and text.endswith("\\}"):

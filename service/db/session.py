@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.settings import Settings, get_settings
 
 _engines: dict[tuple[int, str], Engine] = {}
+
+
+def json_text(value: Any) -> str:
+    """JSON columns' text on SQLite, written by orjson (a tenth of ``json.dumps``'s time; seven
+    values per decision); what orjson refuses (integers beyond 64 bits, lone surrogates) is
+    written by ``json`` as before."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -32,7 +44,11 @@ def make_engine(url: str) -> Engine:
         path = url.removeprefix("sqlite:///")
         if path and path != ":memory:":
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            json_serializer=json_text,
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)

@@ -45,6 +45,15 @@ class Call:
     prompt: str | None
 
 
+def astuple(call: Call) -> tuple[str, str, Any, dict[str, Any], str | None]:
+    """The call as the child receives it (``dataclasses.astuple`` would copy every value)."""
+    return call.kind, call.completion, call.ground_truth, call.config, call.prompt
+
+
+# A verdict as the child sends it: reward, status, components, details, milliseconds.
+Answer = tuple[float | None, str, dict[str, float], dict[str, Any], float]
+
+
 def _vm_size_bytes() -> int:
     with open("/proc/self/status") as status:
         for line in status:
@@ -111,10 +120,11 @@ def _child_main(
         try:
             # A batch of calls in one message, and their verdicts back in as few: a chunk of
             # cheap checks pays two messages, not one per call.
-            calls: list[Call] = conn.recv()
+            # Plain tuples each way: a slotted dataclass pickles through Python code per field.
+            calls = [Call(*fields) for fields in conn.recv()]
         except (EOFError, OSError):
             return
-        held: list[tuple[dict[str, Any], float]] = []
+        held: list[Answer] = []
         oldest = 0.0
         for index, call in enumerate(calls):
             started = time.perf_counter()
@@ -123,13 +133,17 @@ def _child_main(
             finished = time.perf_counter()
             if not held:
                 oldest = finished
-            held.append((verdict.to_dict(), (finished - started) * 1000.0))
+            held.append((*_fields(verdict), (finished - started) * 1000.0))
             if index == len(calls) - 1 or finished - oldest >= answer_every_s:
                 _answer(conn, held)
                 held = []
 
 
-def _answer(conn: Connection, answers: list[tuple[dict[str, Any], float]]) -> None:
+def _fields(verdict: Verdict) -> tuple[float | None, str, dict[str, float], dict[str, Any]]:
+    return verdict.reward, verdict.status, verdict.components, verdict.details
+
+
+def _answer(conn: Connection, answers: list[Answer]) -> None:
     try:
         conn.send(answers)
     except MemoryError:
@@ -139,7 +153,7 @@ def _answer(conn: Connection, answers: list[tuple[dict[str, Any], float]]) -> No
                 conn.send([answer])
             except MemoryError:
                 memory = Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"})
-                conn.send([(memory.to_dict(), 0.0)])
+                conn.send([(*_fields(memory), 0.0)])
 
 
 class BoundedRunner:
@@ -243,7 +257,7 @@ class BoundedRunner:
         _PROGRESS.pack_into(self._progress, 0, -1, time.monotonic_ns())
         answered = 0
         try:
-            self._conn.send([calls[position] for position in batch])
+            self._conn.send([astuple(calls[position]) for position in batch])
             while answered < len(batch):
                 index, started_ns = self._current()
                 # A call the child has not started yet is on the clock of the one before it.
@@ -253,8 +267,11 @@ class BoundedRunner:
                     culprit = batch[max(index, answered)]
                     results[culprit] = self._overran(limit, started_ns)
                     return
-                for verdict_dict, elapsed_ms in self._conn.recv():
-                    results[batch[answered]] = (Verdict.from_dict(verdict_dict), elapsed_ms)
+                for reward, status, components, details, elapsed_ms in self._conn.recv():
+                    results[batch[answered]] = (
+                        Verdict(reward, status, components, details),
+                        elapsed_ms,
+                    )
                     answered += 1
         except (EOFError, OSError, BrokenPipeError):
             index, started_ns = self._current()

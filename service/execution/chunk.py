@@ -43,42 +43,57 @@ def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
     # The cache keeps the verdict before shaping: shaping depends on the rest of the group.
     new_cache = cache_entries(chunk, pending, decided, now)
     final = shape_groups(spec, pending, decided)
-    recorded = {
-        prepared.decision_id: recorded_verdict(outcome)
+    # Each new decision's result holds the verdict as it is logged: the row is made from it.
+    fresh = {
+        prepared.decision_id: _result(chunk, prepared, _recorded_fields(outcome))
         for prepared, outcome in zip(pending, final, strict=True)
     }
     context = _RowContext(worker_id(), now, settings.stored_text_cap)
     rows = [
-        _decision_row(chunk, prepared, recorded[prepared.decision_id], context)
-        for prepared in pending
+        _decision_row(chunk, prepared, fresh[prepared.decision_id], context) for prepared in pending
     ]
     with session_scope(settings) as session:
         DecisionLog(session).record(rows, new_cache)
 
     # Rows that existed (a redelivered chunk, a retried request) answer as they were stored.
-    verdicts = {**recorded, **stored}
-    return [_result(chunk, prepared, verdicts[prepared.decision_id]) for prepared in items]
+    return [
+        fresh[prepared.decision_id]
+        if prepared.decision_id in fresh
+        else _result(chunk, prepared, _stored_fields(stored[prepared.decision_id]))
+        for prepared in items
+    ]
+
+
+VERDICT_FIELDS = tuple(RecordedVerdict.model_fields)
 
 
 def recorded_verdict(outcome: Decided) -> RecordedVerdict:
+    return RecordedVerdict.model_construct(**_recorded_fields(outcome))
+
+
+def _recorded_fields(outcome: Decided) -> dict[str, Any]:
     verdict = outcome.verdict
-    return RecordedVerdict.model_construct(
-        reward=verdict.reward,
-        status=verdict.status,
-        components=verdict.components,
-        details=without_nul(verdict.details),
-        cached=outcome.cached,
-        duration_ms=round(outcome.duration_ms, 3),
-    )
+    return {
+        "reward": verdict.reward,
+        "status": verdict.status,
+        "components": verdict.components,
+        "details": without_nul(verdict.details),
+        "cached": outcome.cached,
+        "duration_ms": round(outcome.duration_ms, 3),
+    }
 
 
-def _result(chunk: ChunkRequest, prepared: PreparedItem, verdict: RecordedVerdict) -> RewardResult:
+def _stored_fields(verdict: RecordedVerdict) -> dict[str, Any]:
+    return {name: getattr(verdict, name) for name in VERDICT_FIELDS}
+
+
+def _result(chunk: ChunkRequest, prepared: PreparedItem, fields: dict[str, Any]) -> RewardResult:
     return RewardResult.model_construct(
         id=prepared.item.id,
         verifier=chunk.verifier.name,
         version=chunk.verifier.version,
         decision_id=str(prepared.decision_id),
-        **{name: getattr(verdict, name) for name in RecordedVerdict.model_fields},
+        **fields,
     )
 
 
@@ -133,7 +148,7 @@ def _decision_row(
         "ground_truth": without_nul(item.ground_truth),
         "ground_truth_hash": prepared.ground_truth_hash,
         "metadata": without_nul(item.metadata),
-        **verdict.model_dump(),
+        **{name: getattr(verdict, name) for name in VERDICT_FIELDS},
         "flagged": bool(verdict.details.get("answer_leak") or verdict.details.get("flags")),
         "worker_id": context.worker_id,
         "created_at": context.created_at,

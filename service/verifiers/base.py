@@ -59,15 +59,6 @@ class Verdict:
             "details": dict(self.details),
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
-        return cls(
-            reward=data["reward"],
-            status=data["status"],
-            components=dict(data.get("components") or {}),
-            details=dict(data.get("details") or {}),
-        )
-
 
 class InvalidGroundTruth(ValueError):
     """The ground truth or the verifier configuration cannot be used: status ``invalid``."""

@@ -104,6 +104,20 @@ def test_without_nul_copies_when_a_nul_lies_deep() -> None:
     assert sent["c"] == [{"d\x00": "z"}]  # the value sent is left as it was
 
 
+def test_without_nul_finds_it_where_orjson_cannot_write_the_value() -> None:
+    # Keys that are not strings, integers beyond 64 bits and lone surrogates are walked.
+    assert without_nul({1: "a\x00"}) == {1: "a\ufffd"}
+    assert without_nul({"n": 2**70, "s": "b\x00"}) == {"n": 2**70, "s": "b\ufffd"}
+    assert without_nul(["\ud800\x00"]) == ["\ud800\ufffd"]
+    clean = {"n": 2**70, "s": "\ud800"}
+    assert without_nul(clean) is clean
+
+
+def test_an_escaped_nul_written_as_text_is_no_nul() -> None:
+    sent = {"text": "a literal \\u0000 is six characters"}
+    assert without_nul(sent) is sent
+
+
 def test_without_nul_gives_plain_containers_as_before() -> None:
     sent = OrderedDict(a=_Rows([_Text("x")]))
     kept = without_nul(sent)

@@ -17,7 +17,7 @@ import hmac
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
@@ -26,6 +26,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.security.utils import get_authorization_scheme_param
 from sqlalchemy.exc import OperationalError
+from starlette.concurrency import run_in_threadpool
 
 from service.auth.keys import BOOTSTRAP_KEY_ID, key_id_of, key_matches
 from service.auth.service import AuthService, KeyCheck, Principal, bootstrap_keys
@@ -95,10 +96,15 @@ class Authenticator:
         if not presented or len(presented) > MAX_KEY_CHARS:
             raise Unauthorized("invalid API key")
         fingerprint = _fingerprint(presented)
-        verified = self._fresh(fingerprint) or self._verify(presented, fingerprint)
-        if verified.expires_at is not None and verified.expires_at <= utcnow():
-            raise Unauthorized("API key expired")
-        return verified.principal
+        return _unexpired(self._fresh(fingerprint) or self._verify(presented, fingerprint))
+
+    def remembered(self, presented: str) -> Principal | None:
+        """``authenticate`` for a key verified within ``CHECK_TTL_S``, with no I/O, so the event
+        loop may ask: None when the key must be checked (a read, perhaps a scrypt)."""
+        if not presented or len(presented) > MAX_KEY_CHARS:
+            return None
+        verified = self._fresh(_fingerprint(presented))
+        return None if verified is None else _unexpired(verified)
 
     def known_key_id(self, presented: str) -> str | None:
         """The id of a key verified before in this process, else None: for the admission gate,
@@ -193,6 +199,12 @@ class Authenticator:
         )
 
 
+def _unexpired(verified: Verified) -> Principal:
+    if verified.expires_at is not None and verified.expires_at <= utcnow():
+        raise Unauthorized("API key expired")
+    return verified.principal
+
+
 def _fingerprint(presented: str) -> str:
     return hashlib.sha256(presented.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -219,10 +231,10 @@ def basic_password(authorization: str) -> str | None:
     return password if separator else None
 
 
-def require(scope: str | None) -> Callable[..., Principal]:
+def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
     """A dependency: the caller's principal, with ``scope`` (or just a valid key if None)."""
 
-    def dependency(
+    async def dependency(
         request: Request,
         # Declared for the OpenAPI security scheme; the header is read by presented_key.
         _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
@@ -231,7 +243,10 @@ def require(scope: str | None) -> Callable[..., Principal]:
         if presented is None:
             raise Unauthorized("an API key is required: Authorization: Bearer <key>")
         authenticator: Authenticator = request.app.state.authenticator
-        principal = authenticator.authenticate(presented)
+        # A key verified lately is known in the event loop; only a check goes to a thread.
+        principal = authenticator.remembered(presented)
+        if principal is None:
+            principal = await run_in_threadpool(authenticator.authenticate, presented)
         if scope is not None and scope not in principal.scopes:
             raise Forbidden(f"this key lacks the scope {scope!r}")
         return principal
@@ -239,14 +254,14 @@ def require(scope: str | None) -> Callable[..., Principal]:
     return dependency
 
 
-def require_operator(scope: str) -> Callable[..., Principal]:
+def require_operator(scope: str) -> Callable[..., Awaitable[Principal]]:
     """A dependency: a key of the operator's tenant with ``scope`` (what spans every tenant,
     such as /metrics with its per-run gauges, is the operator's to read)."""
     with_scope = require(scope)
 
     # A default, not Annotated: the annotation is a string FastAPI resolves in this module's
     # globals, where ``with_scope`` is not.
-    def dependency(request: Request, principal: Principal = Depends(with_scope)) -> Principal:  # noqa: B008
+    async def dependency(request: Request, principal: Principal = Depends(with_scope)) -> Principal:  # noqa: B008
         if principal.tenant_id != request.app.state.settings.operator_tenant:
             raise Forbidden("only the operator's keys read what spans every tenant")
         return principal

@@ -36,18 +36,21 @@ class VerifierResolver:
             for reference in [r for r in self._cache if r.strip().partition("@")[0] == name]:
                 del self._cache[reference]
 
-    def resolve_many(
+    def cached_many(
         self,
         references: Iterable[str],
         adhoc: Mapping[str, VerifierVersionSpec] | None = None,
-    ) -> dict[str, VerifierVersionSpec]:
-        """Resolve each distinct reference once; unknown ones are a 422 naming them.
+    ) -> dict[str, VerifierVersionSpec] | None:
+        """``resolve_many`` when every reference is resolved lately and recorded, with no I/O
+        (the event loop may ask); None when the database must be asked."""
+        resolved, missing, unrecorded = self._from_cache(references, adhoc or {}, time.monotonic())
+        return None if missing or unrecorded else resolved
 
-        ``adhoc``: versions a route built itself and published nowhere (an OpenAI grader run),
-        by the reference its items name. They resolve to themselves and, like a built-in
-        version, are recorded before anything they decide is logged."""
-        adhoc = adhoc or {}
-        now = time.monotonic()
+    def _from_cache(
+        self, references: Iterable[str], adhoc: Mapping[str, VerifierVersionSpec], now: float
+    ) -> tuple[dict[str, VerifierVersionSpec], list[str], list[VerifierVersionSpec]]:
+        """(what resolves without the database, the references it must resolve, the versions
+        it must record)."""
         resolved: dict[str, VerifierVersionSpec] = {}
         missing: list[str] = []
         unrecorded: list[VerifierVersionSpec] = []
@@ -63,6 +66,20 @@ class VerifierResolver:
                     resolved[reference] = hit[1]
                 else:
                     missing.append(reference)
+        return resolved, missing, unrecorded
+
+    def resolve_many(
+        self,
+        references: Iterable[str],
+        adhoc: Mapping[str, VerifierVersionSpec] | None = None,
+    ) -> dict[str, VerifierVersionSpec]:
+        """Resolve each distinct reference once; unknown ones are a 422 naming them.
+
+        ``adhoc``: versions a route built itself and published nowhere (an OpenAI grader run),
+        by the reference its items name. They resolve to themselves and, like a built-in
+        version, are recorded before anything they decide is logged."""
+        now = time.monotonic()
+        resolved, missing, unrecorded = self._from_cache(references, adhoc or {}, now)
         if not missing and not unrecorded:
             return resolved
         try:

@@ -62,10 +62,14 @@ class RewardService:
             raise PayloadTooLarge(f"{len(body.items)} items; at most {limit} per request")
         # Past the items this process may hold in flight, shed now (503) instead of queueing.
         with self.limits.admit(len(body.items)):
-            # Each distinct reference is resolved once per request (a DB read, cached briefly).
-            specs = await run_in_threadpool(
-                self.resolver.resolve_many, verifier_references(body), adhoc_versions
-            )
+            # Each distinct reference is resolved once per request (a DB read, cached briefly:
+            # a hit is answered in the event loop, a miss in a thread).
+            references = verifier_references(body)
+            specs = self.resolver.cached_many(references, adhoc_versions)
+            if specs is None:
+                specs = await run_in_threadpool(
+                    self.resolver.resolve_many, references, adhoc_versions
+                )
             plan = plan_request(body, tenant_id, request_id, specs, self.settings)
             routing = await self._route(body, plan, adhoc_versions)
             plan = routing.plan

@@ -154,7 +154,11 @@ def _series(
     kind: str,
     key: str,
 ) -> _Series:
-    return series.setdefault((*at_step, kind, key[:SERIES_KEY_CHARS]), _Series())
+    full_key = (*at_step, kind, key[:SERIES_KEY_CHARS])
+    found = series.get(full_key)
+    if found is None:  # not setdefault: that would build a _Series on every call
+        found = series[full_key] = _Series()
+    return found
 
 
 def _fields(value: _Run | _Step | _Series) -> dict[str, Any]:

@@ -76,9 +76,13 @@ class Limits:
         self._clock = clock
         self._inflight = 0
         self._lock = threading.Lock()
-        # Requests that finished lately: (when, items), oldest first, and their items.
-        self._finished: deque[tuple[float, int]] = deque()
+        # Requests that finished lately: (when, items, the busy clock then), oldest first, and
+        # their items. The busy clock runs only while something is in flight: a trainer's
+        # generation phase between two reward bursts is no slowness of the service.
+        self._finished: deque[tuple[float, int, float]] = deque()
         self._finished_items = 0
+        self._busy_s = 0.0  # busy seconds before the current busy stretch
+        self._busy_from = clock()  # when the current busy stretch began
         # When the last request in flight finished (monotonic), for work that waits its turn.
         self._idle_since = clock()
         self._quiet = threading.Condition(self._lock)
@@ -184,18 +188,22 @@ class Limits:
                 reason, error = refusal
                 SHED_REQUESTS.labels(reason).inc()
                 raise error
+            if self._inflight == 0:
+                self._busy_from = self._clock()
             self._inflight += items
             INFLIGHT_ITEMS.inc(items)
         try:
             yield
         finally:
             with self._lock:
+                now = self._clock()
+                busy = self._busy_clock(now)
                 self._inflight -= items
                 INFLIGHT_ITEMS.dec(items)
-                now = self._clock()
-                self._finished.append((now, items))
+                self._finished.append((now, items, busy))
                 self._finished_items += items
                 if self._inflight == 0:
+                    self._busy_s = busy
                     self._idle_since = now
                     self._quiet.notify_all()
 
@@ -294,18 +302,22 @@ class Limits:
             self._loop_lag = min(late_s, self._last_tick_late)
             self._last_tick_late = late_s
 
+    def _busy_clock(self, now: float) -> float:
+        """Seconds this process has had work in flight, up to ``now``. Lock held."""
+        return self._busy_s + (now - self._busy_from if self._inflight > 0 else 0.0)
+
     def _pace(self) -> float | None:
-        """Items per second this process has finished over the last ``PACE_WINDOW_S``, or
-        None when too few requests finished lately to tell (then only the item limit holds).
-        Called with the lock held."""
+        """Items per second this process has finished over the last ``PACE_WINDOW_S``, counting
+        only the time it had work in flight, or None when too few requests finished lately to
+        tell (then only the item limit holds). Called with the lock held."""
         now = self._clock()
         finished = self._finished
         while finished and now - finished[0][0] > PACE_WINDOW_S:
             self._finished_items -= finished.popleft()[1]
         if len(finished) < PACE_MIN_REQUESTS:
             return None
-        # The items finished since the oldest one in the window, over the time since then.
-        span = max(now - finished[0][0], 0.5)
+        # The items finished since the oldest one in the window, over the busy time since then.
+        span = max(self._busy_clock(now) - finished[0][2], 0.5)
         return max(self._finished_items - finished[0][1], 1) / span
 
     def wait_quiet(self, quiet_s: float, deadline: float) -> bool:

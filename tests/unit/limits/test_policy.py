@@ -98,6 +98,21 @@ def test_a_request_that_would_wait_too_long_behind_the_work_in_flight_is_shed() 
         assert limits.inflight_items == 5000
 
 
+def test_the_pace_counts_only_the_time_work_was_in_flight() -> None:
+    # A GRPO step: a burst of reward requests, then seconds of generation with nothing in flight,
+    # then the next burst. The quiet seconds are no slowness of the service: the pace it has
+    # been finishing at while busy is what a new request waits behind.
+    clock = Clock()
+    limits = Limits(Settings(broker_url=None, max_queue_wait_s=2.0), MemoryStore(), clock)
+    _paced(clock, limits, 11, 100, 0.5)  # 200 items/s while busy
+    clock.now += 4.0  # generating; inside the pace window
+    with limits.admit(300):  # 1.5 s of work in flight at 200 items/s
+        with limits.admit(50):  # 1.75 s: admitted (counting the quiet 4 s, it would be 3.2 s)
+            assert limits.inflight_items == 350
+        with pytest.raises(Overloaded):
+            limits.admit(150).__enter__()  # 2.25 s at the busy pace
+
+
 def test_without_a_recent_pace_only_the_item_limit_sheds() -> None:
     clock = Clock()
     limits = Limits(Settings(broker_url=None, max_queue_wait_s=2.0), MemoryStore(), clock)

@@ -19,6 +19,7 @@ from service.contract import ChunkRequest, RecordedVerdict, RewardResult
 from service.db.base import utcnow
 from service.db.session import read_scope, session_scope
 from service.decisions.log import DecisionLog
+from service.decisions.repository import VERDICT_FIELDS
 from service.execution.decide import Decided, decide, shape_groups
 from service.execution.items import PreparedItem, prepare_items
 from service.settings import Settings
@@ -62,9 +63,6 @@ def run_chunk(chunk: ChunkRequest, settings: Settings) -> list[RewardResult]:
         else _result(chunk, prepared, _stored_fields(stored[prepared.decision_id]))
         for prepared in items
     ]
-
-
-VERDICT_FIELDS = tuple(RecordedVerdict.model_fields)
 
 
 def recorded_verdict(outcome: Decided) -> RecordedVerdict:

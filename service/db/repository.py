@@ -86,7 +86,9 @@ class SqliteRows:
     def __init__(self, model: type[Base], dialect: Any) -> None:
         table: Any = model.__table__
         self.names = [column.name for column in table.columns]
-        self.values = operator.itemgetter(*self.names)
+        # A tuple of the row's values in column order (itemgetter of one name gives the value).
+        getter = operator.itemgetter(*self.names)
+        self.values = getter if len(self.names) > 1 else lambda row: (getter(row),)
         # (position, processor) of the columns whose values are converted: the rest go as they
         # are, taken out of each row in one call.
         self.processors = [

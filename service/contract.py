@@ -60,6 +60,9 @@ class ChunkRequest:
     # The bound of one verification, as the service that planned the chunk was configured.
     timeout_s: float
     items: tuple[ChunkItem, ...]
+    # When the request was first accepted (ms since the epoch): its decision ids begin with it
+    # (``execution.items.decision_id``). None: ids without a time, as before there was one.
+    issued_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data, for a Celery message."""
@@ -71,6 +74,7 @@ class ChunkRequest:
             "verifier": self.verifier.to_payload(),
             "timeout_s": self.timeout_s,
             "items": [{name: getattr(item, name) for name in _ITEM_FIELDS} for item in self.items],
+            "issued_ms": self.issued_ms,
         }
 
     @classmethod
@@ -83,6 +87,8 @@ class ChunkRequest:
             verifier=VerifierVersionSpec.from_payload(data["verifier"]),
             timeout_s=float(data["timeout_s"]),
             items=tuple(ChunkItem(**item) for item in data["items"]),
+            # A message queued by a service from before ids held a time has none.
+            issued_ms=data.get("issued_ms"),
         )
 
 

@@ -287,6 +287,9 @@ class RewardRequest(Base):
     item_count: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(String(256))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The time (ms since the epoch) its decision ids begin with; a retry uses the same. None: a
+    # request claimed before ids held a time, whose ids are name-based only.
+    issued_ms: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class Label(Base):

@@ -11,6 +11,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
@@ -57,6 +58,7 @@ class RewardService:
         started = time.perf_counter()
         key = idempotency_key or body.request_id
         request_id = key or uuid.uuid4().hex
+        issued_ms = time.time_ns() // 1_000_000
         if len(body.items) > self.settings.max_items_per_request:
             limit = self.settings.max_items_per_request
             raise PayloadTooLarge(f"{len(body.items)} items; at most {limit} per request")
@@ -70,7 +72,7 @@ class RewardService:
                 specs = await run_in_threadpool(
                     self.resolver.resolve_many, references, adhoc_versions
                 )
-            plan = plan_request(body, tenant_id, request_id, specs, self.settings)
+            plan = plan_request(body, tenant_id, request_id, specs, self.settings, issued_ms)
             routing = await self._route(body, plan, adhoc_versions)
             plan = routing.plan
             chunks = pack_chunks(body, plan, self.settings)
@@ -79,7 +81,12 @@ class RewardService:
             if key is not None:
                 # A retry with the same key re-runs the same idempotent pipeline: stored
                 # decisions are returned as they were and nothing is logged twice.
-                await run_in_threadpool(self._claim_request_id, body, tenant_id, request_id)
+                claimed_ms = await run_in_threadpool(
+                    self._claim_request_id, body, tenant_id, request_id, issued_ms
+                )
+                if claimed_ms != issued_ms:
+                    # A retry: its decision ids are those of the first attempt.
+                    chunks = [replace(chunk, issued_ms=claimed_ms) for chunk in chunks]
             async with self.limits.sandbox_budget(tenant_id, demand) as reservation:
                 results = await self._execute(body, chunks)
                 if routing.assignments:
@@ -152,7 +159,11 @@ class RewardService:
             )
         return groups
 
-    def _claim_request_id(self, body: RewardsRequest, tenant_id: str, request_id: str) -> None:
+    def _claim_request_id(
+        self, body: RewardsRequest, tenant_id: str, request_id: str, issued_ms: int
+    ) -> int | None:
+        """Claim the request id; returns the time its decision ids begin with: ``issued_ms``
+        for a new claim, the first attempt's for a retry (None: claimed before ids held one)."""
         payload = body.model_dump(mode="json", exclude={"request_id"})
         body_hash = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
         try:
@@ -164,6 +175,7 @@ class RewardService:
                         "body_hash": body_hash,
                         "item_count": len(body.items),
                         "run_id": body.run_id,
+                        "issued_ms": issued_ms,
                     }
                 )
         except OperationalError as exc:
@@ -173,6 +185,7 @@ class RewardService:
                 f"request id {request_id!r} was already used for a different request body",
                 code="idempotency_key_reused",
             )
+        return issued_ms if existing is None else existing.issued_ms
 
 
 def sandbox_demand(chunks: list[ChunkRequest]) -> SandboxDemand:

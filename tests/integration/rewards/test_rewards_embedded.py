@@ -7,10 +7,11 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from service.db.models import Decision, VerifierVersion
+from service.db.models import Decision, RewardRequest, VerifierVersion
 from service.db.session import session_scope
+from service.execution.items import decision_id
 from service.settings import Settings
 
 
@@ -126,6 +127,44 @@ def test_idempotency_key_returns_the_same_results_and_logs_once(
     second = post(embedded_client, body, **{"Idempotency-Key": key})
     assert first == second
     assert first["request_id"] == key
+    assert len(decisions(embedded_settings, key)) == 2
+
+
+def test_decision_ids_begin_with_the_time_the_request_was_accepted(
+    embedded_client: Any,
+) -> None:
+    body = {"verifier": "math", "items": group("g", ["\\boxed{5}", "\\boxed{6}"], "5")}
+    before = time.time_ns() // 1_000_000
+    first = post(embedded_client, body)
+    between = time.time_ns() // 1_000_000
+    second = post(embedded_client, body)
+    ids = [[uuid.UUID(r["decision_id"]) for r in page["results"]] for page in (first, second)]
+    for made in ids[0]:
+        assert made.version == 8
+        assert before <= made.int >> 80 <= between
+    # The log's primary key takes a later request's rows after an earlier one's.
+    assert max(ids[0]) < min(ids[1])
+
+
+def test_a_retry_of_a_request_claimed_before_ids_held_a_time_keeps_its_ids(
+    embedded_client: Any, embedded_settings: Settings
+) -> None:
+    """After an upgrade, a retried request from before it finds the name-based ids it logged."""
+    key = f"old-{uuid.uuid4()}"
+    body = {"verifier": "math", "items": group("g", ["\\boxed{5}", "\\boxed{6}"], "5")}
+    post(embedded_client, body, **{"Idempotency-Key": key})
+    with session_scope(embedded_settings) as session:
+        session.execute(
+            update(RewardRequest).where(RewardRequest.request_id == key).values(issued_ms=None)
+        )
+        for row in session.scalars(select(Decision).where(Decision.request_id == key)):
+            row.id = decision_id(row.tenant_id, key, row.item_index, row.version_hash)
+    legacy = [str(row.id) for row in decisions(embedded_settings, key)]
+    assert all(uuid.UUID(made).version == 5 for made in legacy)
+
+    retried = post(embedded_client, body, **{"Idempotency-Key": key})
+    assert [r["decision_id"] for r in retried["results"]] == legacy
+    assert [r["status"] for r in retried["results"]] == ["correct", "incorrect"]
     assert len(decisions(embedded_settings, key)) == 2
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.settings import Settings, get_settings
 
 _engines: dict[tuple[int, str], Engine] = {}
+WAL_CHECKPOINT_PAGES = 10_000
 
 
 def json_text(value: Any) -> str:
@@ -36,6 +37,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
+    # A checkpoint copies every page in the WAL back to the database file, once per page however
+    # often it was rewritten: at 10,000 pages (40 MB) instead of SQLite's 1,000, the index pages
+    # that every chunk touches are copied back a tenth as often. A fifth less of a chunk's write
+    # (README, "Measured").
+    cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
     cursor.close()
 
 

@@ -20,9 +20,19 @@ interpretation overhead goes:
   no sum is ever taken by numpy: the normalisation sums with the builtin ``sum`` over the same
   values in the same order (whatever this Python's ``sum`` does, langdetect's did too).
 
-Text preparation (URL and e-mail removal, the Vietnamese normaliser, the 10,000-character cut,
-dropping Latin letters from mostly non-Latin text) and the final ranking are langdetect's own
-code, called as is. ``tests/unit/verifiers/ifeval/test_language.py`` compares the n-grams and
+- text preparation (``_prepare``): URL and e-mail removal and the Vietnamese normaliser are
+  langdetect's own regular expressions, called as is; its character loop (the 10,000-character
+  cut, a run of spaces kept as one) is one slice and one substitution; its count of Latin and
+  non-Latin letters, which can change nothing in ASCII text, runs only on other text;
+- the rows: each word's n-grams are remembered as their rows of the matrix too, so a text's
+  rows are one list of integers, not a dictionary lookup per n-gram;
+- updates between two normalisations: the draws do not depend on the vector, so the five
+  rows of a stretch are drawn first and multiplied in one ``numpy.multiply.reduce`` down a
+  matrix whose first row is the vector: the same products, in the same order (a reduction
+  over the outer axis multiplies row after row; the test compares every bit).
+
+The final ranking is langdetect's own code, called as is.
+``tests/unit/verifiers/ifeval/test_language.py`` compares the prepared text, the n-grams and
 the probabilities themselves, not only the answer, with langdetect's ``Detector``.
 
 ``detect`` asks only for the leader, so its trials stop once the leader is ahead by more than
@@ -35,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections.abc import Container
 from dataclasses import dataclass
 from functools import cache
@@ -150,36 +161,59 @@ def _word_ngrams(word: str, space_after: bool, known: Container[str]) -> tuple[s
     return tuple(found)
 
 
-# (word, followed by a space) -> its n-grams: words repeat, in a text and across texts. Long
-# "words" (text without spaces: Chinese, Japanese) are not kept.
-_word_cache: dict[tuple[str, bool], tuple[str, ...]] = {}
+@dataclass(frozen=True, slots=True)
+class _Word:
+    """A word's n-grams (followed by a space or not), and their rows of the matrix."""
+
+    grams: tuple[str, ...]
+    rows: tuple[int, ...]
+
+
+def _word(word: str, space_after: bool, index: dict[str, int]) -> _Word:
+    grams = _word_ngrams(word, space_after, index)
+    return _Word(grams, tuple(map(index.__getitem__, grams)))
+
+
+# (word, followed by a space) -> its n-grams and rows: words repeat, in a text and across
+# texts. Long "words" (text without spaces: Chinese, Japanese) are not kept.
+_word_cache: dict[tuple[str, bool], _Word] = {}
 _WORD_CACHE_LIMIT = 1 << 14
 _CACHED_WORD_CHARS = 24
 
 
-def extract_ngrams(text: str) -> list[str]:
-    """``Detector._extract_ngrams``: the 1-, 2- and 3-grams the profiles know, in text order."""
+def _words(text: str) -> list[_Word]:
+    """The words of a prepared text, in order, as ``Detector._extract_ngrams`` reads them."""
     global _word_cache
-    known = model().index
+    index = model().index
     cache = _word_cache
     if len(cache) > _WORD_CACHE_LIMIT:
         cache = _word_cache = {}
     words = _normalise(text).split(" ")
-    result: list[str] = []
+    found: list[_Word] = []
     last = len(words) - 1
     for position, word in enumerate(words):
         if not word:  # a space at the start, or after another space: nothing
             continue
         space_after = position < last
         if len(word) > _CACHED_WORD_CHARS:
-            result.extend(_word_ngrams(word, space_after, known))
+            found.append(_word(word, space_after, index))
             continue
         key = (word, space_after)
-        grams = cache.get(key)
-        if grams is None:
-            grams = cache[key] = _word_ngrams(word, space_after, known)
-        result.extend(grams)
-    return result
+        known = cache.get(key)
+        if known is None:
+            known = cache[key] = _word(word, space_after, index)
+        found.append(known)
+    return found
+
+
+def extract_ngrams(text: str) -> list[str]:
+    """``Detector._extract_ngrams``: the 1-, 2- and 3-grams the profiles know, in text order."""
+    return [gram for word in _words(text) for gram in word.grams]
+
+
+def _rows(text: str) -> list[int]:
+    """The matrix rows of ``extract_ngrams(text)``, in the same order."""
+    return [row for word in _words(text) for row in word.rows]
 
 
 def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> list[float]:
@@ -188,17 +222,28 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
     ``decisive``: stop after the first trial that leaves the leading language ahead by more
     than every trial still to come could add to another (each adds at most 1 / trials): the
     vector is then partial, but its leader is the full vector's, strictly first."""
+    return _probabilities_of_rows(detector, list(map(model().index.__getitem__, ngrams)), decisive)
+
+
+# Draws between two normalisations (langdetect normalises when the iteration count is a
+# multiple of 5, the first time after one draw).
+_STRETCH = 5
+
+
+def _probabilities_of_rows(
+    detector: Any, ngram_rows: list[int], decisive: bool = False
+) -> list[float]:
+    """``_probabilities`` of the n-grams whose matrix rows are ``ngram_rows``."""
     table = model()
-    multiply, divide = numpy.multiply, numpy.divide
+    multiply, divide, reduce = numpy.multiply, numpy.divide, numpy.multiply.reduce
     size = len(detector.langlist)
     # choice() looks only at the length, so drawing a row index is drawing the n-gram. The rows
     # of the n-grams present, in a small matrix: (weight + row) is then one operation a trial.
-    present, ids = numpy.unique(
-        numpy.fromiter(map(table.index.__getitem__, ngrams), numpy.intp, len(ngrams)),
-        return_inverse=True,
-    )
+    present, ids = numpy.unique(numpy.array(ngram_rows, numpy.intp), return_inverse=True)
     rows = table.matrix.take(present, axis=0)
     picks = ids.tolist()
+    # Row 0 the vector, rows 1.. the factors of a stretch: reduced down, the vector times each.
+    stretch = numpy.empty((_STRETCH + 1, size))
     rng = random.Random()
     rng.seed(detector.seed)
     # ``rng.choice(picks)`` as this Python's ``random`` makes it (``_randbelow`` with
@@ -214,22 +259,31 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
         alpha = detector.alpha + rng.gauss(0.0, 1.0) * detector.ALPHA_WIDTH
         weight = alpha / detector.BASE_FREQ
         factors = rows + weight  # factors[k][j] = weight + row_k[j]
-        i = 0
+        # Iteration 0 draws once; every later normalisation (at i = 5, 10, ...) follows five.
+        i, draws = 0, 1
         while True:
-            drawn = getrandbits(bits)
-            while drawn >= count:
+            chosen = []
+            for _ in range(draws):
                 drawn = getrandbits(bits)
-            multiply(prob, factors[picks[drawn]], out=prob)  # prob[j] *= weight + row[j]
-            if i % 5 == 0:
-                # _normalize_prob: the builtin's sum over the same values in the same order;
-                # p / total is monotone in p, so the largest quotient is max(p) / total.
-                values = prob.tolist()
-                total = sum(values)
-                top = max(values) / total
-                divide(prob, total, out=prob)
-                if top > converged or i >= limit:
-                    break
-            i += 1
+                while drawn >= count:
+                    drawn = getrandbits(bits)
+                chosen.append(picks[drawn])
+            if draws == 1:
+                multiply(prob, factors[chosen[0]], out=prob)  # prob[j] *= weight + row[j]
+            else:
+                # prob[j] *= weight + row[j], for each drawn row in turn.
+                stretch[0] = prob
+                factors.take(chosen, axis=0, out=stretch[1:])
+                reduce(stretch, axis=0, out=prob)
+            # _normalize_prob: the builtin's sum over the same values in the same order;
+            # p / total is monotone in p, so the largest quotient is max(p) / total.
+            values = prob.tolist()
+            total = sum(values)
+            top = max(values) / total
+            divide(prob, total, out=prob)
+            if top > converged or i >= limit:
+                break
+            i, draws = i + _STRETCH, _STRETCH
         langprob += prob / trials
         if decisive and done < trials:
             values = langprob.tolist()
@@ -242,13 +296,29 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
 
 def detect(text: str) -> str | None:
     """``Detector.detect()`` with the factory's seed; None for a text without n-grams."""
-    table = model()
-    detector = table.factory.create()
-    detector.append(text)
-    detector.cleaning_text()
-    ngrams = extract_ngrams(detector.text)
-    if not ngrams:  # langdetect raises "No features in text."
+    detector = _prepare(text)
+    rows = _rows(detector.text)
+    if not rows:  # langdetect raises "No features in text."
         return None
     # Only the leader is asked for: the trials stop once no later one could change it.
-    detector.langprob = _probabilities(detector, ngrams, decisive=True)
+    detector.langprob = _probabilities_of_rows(detector, rows, decisive=True)
     return str(detector.detect())
+
+
+_SPACES = re.compile(" {2,}")
+
+
+def _prepare(text: str) -> Any:
+    """A new detector holding ``text`` as ``append`` then ``cleaning_text`` leave it."""
+    from langdetect.utils.ngram import NGram
+
+    detector = model().factory.create()
+    text = detector.URL_RE.sub(" ", text)
+    text = detector.MAIL_RE.sub(" ", text)
+    text = NGram.normalize_vi(text)
+    # append's loop: the first max_text_length characters, each space after a space dropped.
+    detector.text += _SPACES.sub(" ", text[: detector.max_text_length])
+    if not detector.text.isascii():
+        # ASCII holds no letter from U+0300 up: the count could only leave the text as it is.
+        detector.cleaning_text()
+    return detector

@@ -95,6 +95,23 @@ def test_the_matrix_is_langdetects_table() -> None:
     assert all(ours.matrix[row].tolist() == table[word] for word, row in ours.index.items())
 
 
+def test_the_prepared_text_is_langdetects(cases: list[tuple[str, Reference]]) -> None:
+    """append and cleaning_text, as ``_prepare`` does them: ASCII, Latin and other scripts,
+    runs of spaces, URLs and mail addresses, the Vietnamese normaliser and the 10,000 cut."""
+    cleaned = 0
+    for text, (prepared, _, _, _) in cases:
+        assert language._prepare(text).text == prepared.text, text[:80]
+        # Mostly non-Latin text loses its Latin letters: that branch is compared too.
+        cleaned += prepared.text != _langdetect_appended(text)
+    assert cleaned > 0
+
+
+def _langdetect_appended(text: str) -> str:
+    detector = _langdetect().create()
+    detector.append(text)
+    return str(detector.text)
+
+
 def test_ngrams_are_langdetects(cases: list[tuple[str, Reference]]) -> None:
     for text, (prepared, expected, _, _) in cases:
         assert extract_ngrams(prepared.text) == expected, text[:80]
@@ -108,6 +125,12 @@ def test_probabilities_are_langdetects_to_the_last_bit(cases: list[tuple[str, Re
         assert language._probabilities(prepared, ngrams) == expected, text[:80]
         compared += 1
     assert compared > 0.8 * len(cases)
+
+
+def test_the_rows_are_those_of_the_ngrams(cases: list[tuple[str, Reference]]) -> None:
+    index = model().index
+    for text, (prepared, expected, _, _) in cases:
+        assert language._rows(prepared.text) == [index[gram] for gram in expected], text[:80]
 
 
 def test_answers_are_langdetects(cases: list[tuple[str, Reference]]) -> None:

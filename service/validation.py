@@ -173,9 +173,12 @@ def _nul_replaced(value: Any) -> Any:
     return value
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_chars(value: Any) -> int:
     """Characters of a JSON value's compact text: what a size cap on it measures."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return len(_COMPACT.encode(value))
 
 
 # RFC 3339, as "format: date-time" says: a date, a time and an offset ("Z" or ±hh:mm).

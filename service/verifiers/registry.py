@@ -69,8 +69,13 @@ class VerifierVersionSpec:
 _SPEC_FIELDS = tuple(VerifierVersionSpec.__dataclass_fields__)
 
 
+# Made once: ``json.dumps`` with arguments builds an encoder per call, a third of its time on
+# the small values hashed per item. The same text.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def version_hash(

@@ -10,7 +10,7 @@ from service.contract import ChunkItem, ChunkRequest
 from service.errors import InvalidRequest, PayloadTooLarge
 from service.rewards.schemas import RewardsRequest
 from service.settings import Settings
-from service.verifiers.registry import VerifierVersionSpec
+from service.verifiers.registry import VerifierVersionSpec, get_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +74,30 @@ def plan_request(
     )
 
 
+# The most items a chunk of cheap checks grows to in the embedded mode, in chunk sizes.
+LARGEST_CHUNK = 4
+
+
+def chunk_limit(settings: Settings, spec: VerifierVersionSpec, items: int) -> int:
+    """Items per chunk for ``items`` items of one version.
+
+    ``chunk_size``; but in the embedded mode a request of cheap checks (the "cpu" queue) larger
+    than one chunk per local worker is cut into one chunk per worker, up to ``LARGEST_CHUNK``
+    chunk sizes each. Every chunk costs some 2 ms of its own around its items (its lookup, its
+    write's commit, its rollups, the round trips to a pool process and its bounded child), the
+    price of ten such items; a lone request still keeps every worker busy. Code (the sandbox
+    queue) and the deployed mode, whose worker count the API does not know, keep
+    ``chunk_size``."""
+    if not settings.embedded or get_kind(spec.kind).queue != "cpu":
+        return settings.chunk_size
+    per_worker = -(-items // settings.pool_size)
+    return min(max(settings.chunk_size, per_worker), LARGEST_CHUNK * settings.chunk_size)
+
+
 def pack_chunks(body: RewardsRequest, plan: Plan, settings: Settings) -> list[ChunkRequest]:
     """Pack whole groups (duplicates live inside groups) into chunks of one version each.
 
-    A chunk holds at most ``chunk_size`` items unless a single group is larger: such a group
+    A chunk holds at most ``chunk_limit`` items unless a single group is larger: such a group
     stays whole, because its duplicates and its group-level shaping need all of it in one place.
     """
     units_by_version: dict[str, list[list[int]]] = defaultdict(list)
@@ -93,9 +113,10 @@ def pack_chunks(body: RewardsRequest, plan: Plan, settings: Settings) -> list[Ch
     chunks: list[ChunkRequest] = []
     for units in units_by_version.values():
         spec = plan.specs[units[0][0]]
+        limit = chunk_limit(settings, spec, sum(map(len, units)))
         current: list[int] = []
         for unit in units:
-            if current and len(current) + len(unit) > settings.chunk_size:
+            if current and len(current) + len(unit) > limit:
                 chunks.append(_chunk(body, plan, spec, current, settings))
                 current = []
             current.extend(unit)

@@ -51,7 +51,9 @@ from .structure import Junction, Node, parse_structure
 # a last formula that says where a value is attained ("attained at $a=b=c=1$") is passed over,
 # repeating decimals written 0.1(6) or 0.1666\ldots, indexed roots (x_1 = 1, x_2 = 2) as a list
 # of solutions, one \pm inside a tuple ((\pm 1, 0) is two points), r \operatorname{cis} \theta.
-CODE_VERSION = "1.6.0"
+# 1.6.1: an answer whose text is the ground truth's inside \text{} (or \textbf, \mathrm, ...)
+# is identical to it: \boxed{\textbf{(5)}} against (5).
+CODE_VERSION = "1.6.1"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")
@@ -160,12 +162,30 @@ def _judge_parts(found_parts: tuple[str, ...], gt: GroundTruth, ctx: Ctx) -> tup
     answer = ", ".join(parts)
     if not parts:
         return Outcome(False, "none", "the extracted answer is empty"), answer
-    if len(parts) == 1 and parts[0] == gt.normalized:
+    if len(parts) == 1 and _unwrapped(parts[0]) == _unwrapped(gt.normalized):
         return Outcome(True, "string", "identical to the ground truth after normalisation"), answer
     sem = _interpret_parts(parts, ctx)
     if sem is None:
         return Outcome(False, "none", "the extracted answer could not be read"), answer
     return judge(gt.sem, sem, ctx), answer
+
+
+_TEXT_OPEN = "\\text{"
+
+
+def _unwrapped(normalized: str) -> str:
+    """The text inside ``\\text{...}`` when that (normalisation's spelling of \\textbf,
+    \\mathrm, ...) wraps the whole answer, as often as it does: \\textbf{(5)} says (5)."""
+    while normalized.startswith(_TEXT_OPEN) and normalized.endswith("}"):
+        depth = 0
+        for position, char in enumerate(normalized):
+            depth += (char == "{") - (char == "}")
+            if depth == 0 and position >= len(_TEXT_OPEN) - 1:
+                break
+        if position != len(normalized) - 1:  # the first group closes before the end
+            return normalized
+        normalized = normalized[len(_TEXT_OPEN) : -1]
+    return normalized
 
 
 _OPTION_LABEL = re.compile(r"\([A-E]\)")

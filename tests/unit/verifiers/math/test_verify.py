@@ -300,7 +300,10 @@ def test_verdict_shape_and_json_safety() -> None:
         ("\\boxed{(1,2)}", "(1,2)", "string"),
         ("\\boxed{(2,1)}", "(1,2)", "tuple"),
         ("\\boxed{x<2}", "(-\\infty,2)", "interval"),
-        ("\\boxed{Monday}", "\\text{Monday}", "text"),
+        ("\\boxed{monday}", "\\text{Monday}", "text"),
+        # The ground truth's own text inside a font command is the same text.
+        ("\\boxed{Monday}", "\\text{Monday}", "string"),
+        ("\\boxed{\\textbf{(5)}}", "(5)", "string"),
         ("\\boxed{C}", "C", "choice"),
         ("\\boxed{2x-y+1=0}", "y=2x+1", "equation"),
         (
@@ -346,7 +349,7 @@ def test_determinism() -> None:
 
 
 def test_versions() -> None:
-    assert CODE_VERSION == "1.6.0"
+    assert CODE_VERSION == "1.6.1"
     for name in ("sympy", "latex2sympy2_extended", "antlr4-python3-runtime", "mpmath"):
         assert LIBRARY_VERSIONS[name] not in ("", "missing")
 

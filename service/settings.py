@@ -210,7 +210,11 @@ class Settings(BaseSettings):
 
     @property
     def pool_size(self) -> int:
-        return self.local_workers or (os.cpu_count() or 1)
+        return self.local_workers or _CPUS
+
+
+# Read once: os.cpu_count() reads /sys each call (~5 us), and the pools are sized at start.
+_CPUS = os.cpu_count() or 1
 
 
 @lru_cache(maxsize=1)

@@ -88,7 +88,7 @@ def chunk_limit(settings: Settings, spec: VerifierVersionSpec, items: int) -> in
     price of ten such items; a lone request still keeps every worker busy. Code (the sandbox
     queue) and the deployed mode, whose worker count the API does not know, keep
     ``chunk_size``."""
-    if not settings.embedded or get_kind(spec.kind).queue != "cpu":
+    if items <= settings.chunk_size or not settings.embedded or get_kind(spec.kind).queue != "cpu":
         return settings.chunk_size
     per_worker = -(-items // settings.pool_size)
     return min(max(settings.chunk_size, per_worker), LARGEST_CHUNK * settings.chunk_size)

@@ -46,7 +46,7 @@ import json
 import os
 import random
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -161,68 +161,48 @@ def _word_ngrams(word: str, space_after: bool, known: Container[str]) -> tuple[s
     return tuple(found)
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
-    """A word's n-grams (followed by a space or not), and their rows of the matrix."""
-
-    grams: tuple[str, ...]
-    rows: tuple[int, ...]
-
-
-def _word(word: str, space_after: bool, index: dict[str, int]) -> _Word:
-    grams = _word_ngrams(word, space_after, index)
-    return _Word(grams, tuple(map(index.__getitem__, grams)))
-
-
-# (word, followed by a space) -> its n-grams and rows: words repeat, in a text and across
-# texts. Long "words" (text without spaces: Chinese, Japanese) are not kept.
-_word_cache: dict[tuple[str, bool], _Word] = {}
+# (word, followed by a space) -> the matrix rows of its n-grams: words repeat, in a text and
+# across texts. Long "words" (text without spaces: Chinese, Japanese) are not kept.
+_word_cache: dict[tuple[str, bool], tuple[int, ...]] = {}
 _WORD_CACHE_LIMIT = 1 << 14
 _CACHED_WORD_CHARS = 24
 
 
-def _words(text: str) -> list[_Word]:
-    """The words of a prepared text, in order, as ``Detector._extract_ngrams`` reads them."""
+def _words(text: str) -> Iterator[tuple[str, bool]]:
+    """Each word of a prepared text, and whether a space follows it, in order, as
+    ``Detector._extract_ngrams`` reads them."""
+    words = _normalise(text).split(" ")
+    last = len(words) - 1
+    for position, word in enumerate(words):
+        if word:  # nothing for a space at the start, or after another space
+            yield word, position < last
+
+
+def extract_ngrams(text: str) -> list[str]:
+    """``Detector._extract_ngrams``: the 1-, 2- and 3-grams the profiles know, in text order."""
+    index = model().index
+    return [gram for word, after in _words(text) for gram in _word_ngrams(word, after, index)]
+
+
+def _rows(text: str) -> list[int]:
+    """The matrix rows of ``extract_ngrams(text)``, in the same order."""
     global _word_cache
     index = model().index
     cache = _word_cache
     if len(cache) > _WORD_CACHE_LIMIT:
         cache = _word_cache = {}
-    words = _normalise(text).split(" ")
-    found: list[_Word] = []
-    last = len(words) - 1
-    for position, word in enumerate(words):
-        if not word:  # a space at the start, or after another space: nothing
-            continue
-        space_after = position < last
+    rows: list[int] = []
+    for word, space_after in _words(text):
         if len(word) > _CACHED_WORD_CHARS:
-            found.append(_word(word, space_after, index))
+            rows.extend(map(index.__getitem__, _word_ngrams(word, space_after, index)))
             continue
         key = (word, space_after)
         known = cache.get(key)
         if known is None:
-            known = cache[key] = _word(word, space_after, index)
-        found.append(known)
-    return found
-
-
-def extract_ngrams(text: str) -> list[str]:
-    """``Detector._extract_ngrams``: the 1-, 2- and 3-grams the profiles know, in text order."""
-    return [gram for word in _words(text) for gram in word.grams]
-
-
-def _rows(text: str) -> list[int]:
-    """The matrix rows of ``extract_ngrams(text)``, in the same order."""
-    return [row for word in _words(text) for row in word.rows]
-
-
-def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> list[float]:
-    """``Detector._detect_block`` after the n-grams are known: the averaged language vector.
-
-    ``decisive``: stop after the first trial that leaves the leading language ahead by more
-    than every trial still to come could add to another (each adds at most 1 / trials): the
-    vector is then partial, but its leader is the full vector's, strictly first."""
-    return _probabilities_of_rows(detector, list(map(model().index.__getitem__, ngrams)), decisive)
+            grams = _word_ngrams(word, space_after, index)
+            known = cache[key] = tuple(map(index.__getitem__, grams))
+        rows.extend(known)
+    return rows
 
 
 # Draws between two normalisations (langdetect normalises when the iteration count is a
@@ -230,10 +210,13 @@ def _probabilities(detector: Any, ngrams: list[str], decisive: bool = False) -> 
 _STRETCH = 5
 
 
-def _probabilities_of_rows(
-    detector: Any, ngram_rows: list[int], decisive: bool = False
-) -> list[float]:
-    """``_probabilities`` of the n-grams whose matrix rows are ``ngram_rows``."""
+def _probabilities(detector: Any, ngram_rows: list[int], decisive: bool = False) -> list[float]:
+    """``Detector._detect_block`` after the n-grams are known (as their matrix rows, ``_rows``):
+    the averaged language vector.
+
+    ``decisive``: stop after the first trial that leaves the leading language ahead by more
+    than every trial still to come could add to another (each adds at most 1 / trials): the
+    vector is then partial, but its leader is the full vector's, strictly first."""
     table = model()
     multiply, divide, reduce = numpy.multiply, numpy.divide, numpy.multiply.reduce
     size = len(detector.langlist)
@@ -301,7 +284,7 @@ def detect(text: str) -> str | None:
     if not rows:  # langdetect raises "No features in text."
         return None
     # Only the leader is asked for: the trials stop once no later one could change it.
-    detector.langprob = _probabilities_of_rows(detector, rows, decisive=True)
+    detector.langprob = _probabilities(detector, rows, decisive=True)
     return str(detector.detect())
 
 

@@ -106,6 +106,10 @@ def test_the_prepared_text_is_langdetects(cases: list[tuple[str, Reference]]) ->
     assert cleaned > 0
 
 
+def _rows_of(ngrams: list[str]) -> list[int]:
+    return [model().index[gram] for gram in ngrams]
+
+
 def _langdetect_appended(text: str) -> str:
     detector = _langdetect().create()
     detector.append(text)
@@ -122,7 +126,7 @@ def test_probabilities_are_langdetects_to_the_last_bit(cases: list[tuple[str, Re
     for text, (prepared, ngrams, expected, _) in cases:
         if expected is None:
             continue
-        assert language._probabilities(prepared, ngrams) == expected, text[:80]
+        assert language._probabilities(prepared, _rows_of(ngrams)) == expected, text[:80]
         compared += 1
     assert compared > 0.8 * len(cases)
 
@@ -151,8 +155,9 @@ def test_full_caches_and_long_words_change_nothing(
     monkeypatch.setattr(language, "_word_cache", {})
     monkeypatch.setattr(language, "_CACHED_WORD_CHARS", 3)
     for text, (prepared, expected, _, _) in cases[:150]:
-        assert extract_ngrams(prepared.text) == expected, text[:80]
-    assert len(language._word_cache) <= 8 + len(cases[149][0])
+        # The cached path: each word's rows.
+        assert language._rows(prepared.text) == _rows_of(expected), text[:80]
+    assert 0 < len(language._word_cache) <= 8 + len(cases[149][0])
 
 
 def test_detection_stops_once_the_leader_is_certain_and_names_the_same_leader(
@@ -162,7 +167,7 @@ def test_detection_stops_once_the_leader_is_certain_and_names_the_same_leader(
     for text, (prepared, ngrams, expected, _) in cases:
         if expected is None:
             continue
-        partial = language._probabilities(prepared, ngrams, decisive=True)
+        partial = language._probabilities(prepared, _rows_of(ngrams), decisive=True)
         leader = max(range(len(expected)), key=expected.__getitem__)
         assert max(range(len(partial)), key=partial.__getitem__) == leader, text[:80]
         if partial != expected:  # stopped early: what no later trial could have overturned

@@ -19,8 +19,6 @@ class Plan:
     request_id: str
     specs: list[VerifierVersionSpec]  # per item
     groups: dict[str, list[int]]  # group id → item indices, in order of first appearance
-    # When the request was accepted (ms since the epoch): its decision ids begin with it.
-    issued_ms: int | None = None
 
 
 def verifier_references(body: RewardsRequest) -> set[str]:
@@ -40,7 +38,6 @@ def plan_request(
     request_id: str,
     specs: dict[str, VerifierVersionSpec],
     settings: Settings,
-    issued_ms: int | None = None,
 ) -> Plan:
     """Check the batch and give each item its version; a group always gets one version."""
     item_specs: list[VerifierVersionSpec] = []
@@ -65,13 +62,7 @@ def plan_request(
                 "a group is always verified by one version",
                 code="group_mixed_verifiers",
             )
-    return Plan(
-        tenant_id=tenant_id,
-        request_id=request_id,
-        specs=item_specs,
-        groups=dict(groups),
-        issued_ms=issued_ms,
-    )
+    return Plan(tenant_id=tenant_id, request_id=request_id, specs=item_specs, groups=dict(groups))
 
 
 # The most items a chunk of cheap checks grows to in the embedded mode, in chunk sizes.
@@ -154,5 +145,4 @@ def _chunk(
         verifier=spec,
         timeout_s=settings.verify_timeout_s,
         items=tuple(items),
-        issued_ms=plan.issued_ms,
     )

@@ -72,21 +72,21 @@ class RewardService:
                 specs = await run_in_threadpool(
                     self.resolver.resolve_many, references, adhoc_versions
                 )
-            plan = plan_request(body, tenant_id, request_id, specs, self.settings, issued_ms)
+            plan = plan_request(body, tenant_id, request_id, specs, self.settings)
             routing = await self._route(body, plan, adhoc_versions)
             plan = routing.plan
             chunks = pack_chunks(body, plan, self.settings)
             demand = sandbox_demand(chunks)
             self.limits.check_sandbox_request(demand)
+            ids_ms: int | None = issued_ms
             if key is not None:
                 # A retry with the same key re-runs the same idempotent pipeline: stored
-                # decisions are returned as they were and nothing is logged twice.
-                claimed_ms = await run_in_threadpool(
+                # decisions are returned as they were and nothing is logged twice. Its decision
+                # ids begin with the first attempt's time.
+                ids_ms = await run_in_threadpool(
                     self._claim_request_id, body, tenant_id, request_id, issued_ms
                 )
-                if claimed_ms != issued_ms:
-                    # A retry: its decision ids are those of the first attempt.
-                    chunks = [replace(chunk, issued_ms=claimed_ms) for chunk in chunks]
+            chunks = [replace(chunk, issued_ms=ids_ms) for chunk in chunks]
             async with self.limits.sandbox_budget(tenant_id, demand) as reservation:
                 results = await self._execute(body, chunks)
                 if routing.assignments:

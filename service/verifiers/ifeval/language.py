@@ -24,7 +24,7 @@ interpretation overhead goes:
   langdetect's own regular expressions, called as is; its character loop (the 10,000-character
   cut, a run of spaces kept as one) is one slice and one substitution; its count of Latin and
   non-Latin letters, which can change nothing in ASCII text, runs only on other text;
-- the rows: each word's n-grams are remembered as their rows of the matrix too, so a text's
+- the rows: each word's n-grams are remembered as their rows of the matrix, so a text's
   rows are one list of integers, not a dictionary lookup per n-gram;
 - updates between two normalisations: the draws do not depend on the vector, so the five
   rows of a stretch are drawn first and multiplied in one ``numpy.multiply.reduce`` down a

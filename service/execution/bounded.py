@@ -96,9 +96,25 @@ def verdict_for(call: Call) -> Verdict:
 
 
 # What the child is verifying, shared with its parent: (the call's place in its batch, when it
-# started on the monotonic clock, in ns). The parent keeps each call's clock from this, so the
-# child can hold its answers back and send a batch's verdicts in a few messages.
-_PROGRESS = struct.Struct("qq")
+# started on the monotonic clock, the child's CPU time then; both in ns, -1 until the child
+# takes up the batch). The parent keeps each call's clock from this, so the child can hold its
+# answers back and send a batch's verdicts in a few messages.
+_PROGRESS = struct.Struct("qqq")
+_NOT_STARTED = -1
+# A call's limit is on the CPU time it uses: a call that waits for a core on a loaded machine is
+# not charged for the wait (a wall-clock limit turned load into 0.0 rewards). The wall clock
+# still ends any call at WALL_FACTOR times its limit plus WALL_SLACK_S, the bound the sandbox
+# puts on a test.
+WALL_FACTOR = 2.0
+WALL_SLACK_S = 1.0
+
+
+def wall_bound_s(limit_s: float) -> float:
+    """The longest a call with a CPU-time limit of ``limit_s`` can take on the wall clock."""
+    return WALL_FACTOR * limit_s + WALL_SLACK_S
+
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # A child sends the answers it holds once the oldest is this old (and at the end of a batch):
 # a call killed for overrunning loses at most this much of its batch's finished work, which
 # then runs again in the fresh child.
@@ -128,7 +144,7 @@ def _child_main(
         oldest = 0.0
         for index, call in enumerate(calls):
             started = time.perf_counter()
-            _PROGRESS.pack_into(progress, 0, index, time.monotonic_ns())
+            _PROGRESS.pack_into(progress, 0, index, time.monotonic_ns(), time.process_time_ns())
             verdict = verdict_for(call)
             finished = time.perf_counter()
             if not held:
@@ -154,6 +170,20 @@ def _answer(conn: Connection, answers: list[Answer]) -> None:
             except MemoryError:
                 memory = Verdict(0.0, "timeout", {}, {"reason": "memory limit exceeded"})
                 conn.send([(*_fields(memory), 0.0)])
+
+
+def _cpu_ns(pid: int | None) -> int | None:
+    """The CPU time (user and system) process ``pid`` has used, ns; None if it is gone."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # After the command name (which may hold spaces and parentheses) the fields are
+            # numbered from 3 (state); utime and stime are fields 14 and 15, in clock ticks.
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _TICKS_PER_S
 
 
 class BoundedRunner:
@@ -254,16 +284,19 @@ class BoundedRunner:
         its timeout or its error, the child is gone, and the calls it had not answered (held
         back, or not reached) stay unanswered."""
         assert self._conn is not None and self._progress is not None
-        _PROGRESS.pack_into(self._progress, 0, -1, time.monotonic_ns())
+        _PROGRESS.pack_into(self._progress, 0, _NOT_STARTED, time.monotonic_ns(), _NOT_STARTED)
         answered = 0
         try:
             self._conn.send([astuple(calls[position]) for position in batch])
             while answered < len(batch):
-                index, started_ns = self._current()
+                current = self._current()
                 # A call the child has not started yet is on the clock of the one before it.
-                if not self._answered(limit - (time.monotonic_ns() - started_ns) / 1e9):
-                    if self._current() != (index, started_ns):
-                        continue  # the child went on to the next call: that one's clock now
+                if not self._answered(self._time_left(limit, current)):
+                    if self._current() != current or self._time_left(limit, current) > 0:
+                        # The child went on to the next call (that one's clock now), or this
+                        # call has had the wall time but not the CPU time of its limit.
+                        continue
+                    index, started_ns, _ = current
                     culprit = batch[max(index, answered)]
                     results[culprit] = self._overran(limit, started_ns)
                     return
@@ -274,16 +307,30 @@ class BoundedRunner:
                     )
                     answered += 1
         except (EOFError, OSError, BrokenPipeError):
-            index, started_ns = self._current()
+            index, started_ns, _ = self._current()
             results[batch[max(index, answered)]] = self._died(started_ns)
 
-    def _current(self) -> tuple[int, int]:
-        """(the call the child is on, its place in the batch; when it started, ns)."""
+    def _current(self) -> tuple[int, int, int]:
+        """(the call the child is on, its place in the batch; when it started, ns; the child's
+        CPU time then, ns)."""
         assert self._progress is not None
         while True:
             first = _PROGRESS.unpack_from(self._progress, 0)
             if _PROGRESS.unpack_from(self._progress, 0) == first:  # not read mid-write
                 return first
+
+    def _time_left(self, limit: float, current: tuple[int, int, int]) -> float:
+        """Seconds before the call in ``current`` can be over its limit: it has used ``limit``
+        seconds of CPU, or had the wall clock's bound."""
+        _, started_ns, started_cpu_ns = current
+        wall_s = (time.monotonic_ns() - started_ns) / 1e9
+        if wall_s < limit:
+            return limit - wall_s  # it cannot have used more CPU than it had wall time
+        wall_left = wall_bound_s(limit) - wall_s
+        cpu_ns = _cpu_ns(self._pid) if started_cpu_ns != _NOT_STARTED else None
+        if cpu_ns is None:
+            return max(0.0, wall_left)
+        return max(0.0, min(limit - (cpu_ns - started_cpu_ns) / 1e9, wall_left))
 
     def _answered(self, timeout_s: float) -> bool:
         """Whether the child has something to read (an answer, or its end) within
@@ -295,7 +342,10 @@ class BoundedRunner:
         self._reap(kill=True)
         self.restarts += 1
         elapsed = (time.monotonic_ns() - started_ns) / 1e6
-        reason = f"verification exceeded the time limit of {limit:g} s"
+        if elapsed < wall_bound_s(limit) * 1000.0:
+            reason = f"verification used more than its limit of {limit:g} s of CPU time"
+        else:
+            reason = f"verification took more than {wall_bound_s(limit):g} s"
         return Verdict(0.0, "timeout", {}, {"reason": reason}), elapsed
 
     def _died(self, started_ns: int) -> tuple[Verdict, float]:

@@ -7,6 +7,7 @@ from functools import cache
 from celery import Celery
 from kombu import Queue
 
+from service.execution.bounded import wall_bound_s
 from service.execution.results import PUBLISH_ONLY_BACKEND
 from service.execution.routing import BACKGROUND_QUEUES, QUEUES, TASK_SLACK_S
 from service.settings import Settings, get_settings
@@ -40,7 +41,9 @@ def make_celery(settings: Settings, *, publish_only: bool = False) -> Celery:
         task_queues=[Queue(name) for name in (*QUEUES, *BACKGROUND_QUEUES)],
         task_default_queue="cpu",
         # Hard limit per chunk; each item is bounded separately by its killable child.
-        task_time_limit=int(settings.chunk_size * settings.verify_timeout_s + TASK_SLACK_S),
+        task_time_limit=int(
+            settings.chunk_size * wall_bound_s(settings.verify_timeout_s) + TASK_SLACK_S
+        ),
         result_expires=3600,
         broker_connection_retry_on_startup=True,
         # When Redis is down the API must answer 503 in seconds, not retry for a minute.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.contract import ChunkRequest
+from service.execution.bounded import wall_bound_s
 from service.verifiers.registry import get_kind
 
 QUEUES = ("cpu", "sandbox")
@@ -32,12 +33,13 @@ class Route:
 
 
 def item_budgets_s(chunk: ChunkRequest) -> list[float]:
-    """Seconds each item may take: its kind's own budget, at least the per-item timeout."""
+    """Seconds each item may take: its kind's own budget, at least the wall clock's bound on a
+    call with the per-item (CPU) timeout."""
     kind = get_kind(chunk.verifier.kind)
     budgets = []
     for item in chunk.items:
         own = kind.budget_s(item.ground_truth) if kind.budget_s is not None else 0.0
-        budgets.append(max(chunk.timeout_s, own))
+        budgets.append(max(wall_bound_s(chunk.timeout_s), own))
     return budgets
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
-from service.execution.bounded import BoundedRunner, Call
+from service.execution.bounded import WALL_FACTOR, WALL_SLACK_S, BoundedRunner, Call
 from service.verifiers.base import InvalidGroundTruth, Verdict
 from service.verifiers.registry import VerifierKind, register_kind
 
@@ -31,6 +33,10 @@ def _behave(
         raise InvalidGroundTruth("ground truth is empty")
     elif completion == "sleep":
         time.sleep(float(config["sleep_s"]))
+    elif completion == "spin":
+        until = time.process_time() + float(config["cpu_s"])
+        while time.process_time() < until:
+            pass
     elif completion == "deep":
 
         def nest(n: int) -> int:
@@ -181,3 +187,46 @@ def test_answers_held_when_the_child_fails_are_verified_again(failure: str) -> N
         assert bounded.restarts == 1
     finally:
         bounded.close()
+
+
+def test_a_call_is_not_charged_for_time_without_the_cpu(runner: BoundedRunner) -> None:
+    # The limit is on CPU time: a child stopped for 1.5 s (as a loaded machine can leave it
+    # waiting for a core) while it does 0.6 s of work is not over its 1 s limit.
+    spin = Call("test-behaviour", "spin", "x", {"cpu_s": 0.6}, None)
+    runner.call(call("x"))  # the child exists
+    assert runner._pid is not None
+    child = runner._pid
+
+    def starve() -> None:
+        time.sleep(0.05)
+        os.kill(child, signal.SIGSTOP)
+        time.sleep(1.5)
+        os.kill(child, signal.SIGCONT)
+
+    starver = threading.Thread(target=starve)
+    starver.start()
+    try:
+        verdict, ms = runner.call(spin)
+    finally:
+        starver.join()
+    assert verdict.status == "incorrect", verdict.details
+    assert ms >= 1500.0
+    assert runner.restarts == 0
+
+
+def test_cpu_spent_past_the_limit_is_a_timeout_that_names_the_cpu(runner: BoundedRunner) -> None:
+    verdict, ms = runner.call(Call("test-behaviour", "spin", "x", {"cpu_s": 30.0}, None))
+    assert verdict.status == "timeout" and verdict.reward == 0.0
+    assert "CPU time" in verdict.details["reason"]
+    # Stopped by its CPU time, not by the wall clock's bound (3 s for a 1 s limit).
+    assert 1000.0 <= ms < WALL_FACTOR * 1000.0 + WALL_SLACK_S * 1000.0
+    assert runner.restarts == 1
+
+
+def test_the_wall_clock_still_ends_a_call_that_uses_no_cpu(runner: BoundedRunner) -> None:
+    verdict, ms = runner.call(Call("test-behaviour", "sleep", "x", {"sleep_s": 60.0}, None))
+    assert verdict.status == "timeout" and verdict.reward == 0.0
+    assert verdict.details["reason"] == "verification took more than 3 s"
+    assert ms >= (WALL_FACTOR * 1.0 + WALL_SLACK_S) * 1000.0
+    assert runner.restarts == 1
+    assert runner.call(call("x"))[0].status == "correct"

@@ -17,12 +17,15 @@ import signal
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from service.contract import ChunkRequest, RewardResult
 from service.errors import DependencyUnavailable
 from service.execution.routing import QUEUES, VERIFY_CHUNK_TASK, queue_of, route_chunk
 from service.settings import Settings
+
+if TYPE_CHECKING:
+    from service.execution.liveness import QueueConsumers
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,10 @@ class Executor(Protocol):
         ...
 
     async def run_chunks(self, chunks: list[ChunkRequest]) -> list[list[RewardResult]]: ...
+
+    def processes(self) -> dict[str, int]:
+        """Worker processes per queue, as far as this executor knows them (none yet: {})."""
+        ...
 
     async def ready(self) -> dict[str, str | None]:
         """Each check of this executor → None when it passes, else what is wrong."""
@@ -145,8 +152,11 @@ class LocalPoolExecutor:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         sandbox_size = settings.sandbox_workers or settings.pool_size
-        sizes = {"cpu": settings.pool_size, "sandbox": sandbox_size}
-        self._pools = {queue: _LocalPool(queue, sizes[queue], settings) for queue in QUEUES}
+        self._sizes = {"cpu": settings.pool_size, "sandbox": sandbox_size}
+        self._pools = {queue: _LocalPool(queue, self._sizes[queue], settings) for queue in QUEUES}
+
+    def processes(self) -> dict[str, int]:
+        return self._sizes
 
     async def start(self) -> None:
         # The pools warm up while the API already listens: /readyz answers 503 with
@@ -201,8 +211,13 @@ class CeleryExecutor:
         self._waiter: Any = None
         self._broker: Any = None
         # Live workers per queue as last read from the registry, and when (loop time).
-        self._consumers: dict[str, int] = {}
+        self._consumers: dict[str, QueueConsumers] = {}
         self._consumers_read_at = -CONSUMERS_TTL_S
+
+    def processes(self) -> dict[str, int]:
+        """The live workers' pool processes per queue, from the last read of the registry
+        (at most a second old while requests come)."""
+        return {queue: consumers.processes for queue, consumers in self._consumers.items()}
 
     async def start(self) -> None:
         return None  # workers come and go on their own; /readyz says which queues have one

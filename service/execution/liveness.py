@@ -25,6 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -62,11 +63,13 @@ class WorkerPresence:
         heartbeat_s: float,
         restore: Callable[[str], None],
         reserved_tags: Callable[[], set[str] | None],
+        processes: int = 1,
     ) -> None:
         self.client = client
         self.incarnation = incarnation
         self.hostname = hostname
         self.queues = sorted(queues)
+        self.processes = max(1, processes)
         self.heartbeat_s = heartbeat_s
         self.restore = restore
         self.reserved_tags = reserved_tags
@@ -111,7 +114,12 @@ class WorkerPresence:
     def _beat(self) -> None:
         # Registered again at each beat: a worker taken for dead after a long pause (and
         # swept) shows up again as soon as it beats.
-        info = {"hostname": self.hostname, "pid": os.getpid(), "queues": self.queues}
+        info = {
+            "hostname": self.hostname,
+            "pid": os.getpid(),
+            "queues": self.queues,
+            "processes": self.processes,
+        }
         pipe = self.client.pipeline()
         pipe.set(alive_key(self.incarnation), "1", px=int(self.heartbeat_s * MISSED_BEATS * 1000))
         pipe.hset(REGISTRY, self.incarnation, json.dumps(info))
@@ -153,8 +161,15 @@ def sweep_dead_workers(client: Any, restore: Callable[[str], None], me: str | No
     return recovered
 
 
-async def queue_consumers(client: Any) -> dict[str, int]:
-    """Live workers per queue, from the registry (an async Redis client)."""
+@dataclass(frozen=True, slots=True)
+class QueueConsumers:
+    workers: int  # live workers that consume the queue
+    processes: int  # their pool processes, in all
+
+
+async def queue_consumers(client: Any) -> dict[str, QueueConsumers]:
+    """Live workers per queue, and their pool processes, from the registry (an async Redis
+    client). A queue no live worker consumes is absent."""
     registry = await client.hgetall(REGISTRY)
     if not registry:
         return {}
@@ -165,9 +180,14 @@ async def queue_consumers(client: Any) -> dict[str, int]:
         pipe.exists(alive_key(name))
     flags = await pipe.execute()
     live = [i for i, flag in zip(incarnations, flags, strict=True) if flag]
-    counts: dict[str, int] = {}
+    workers: dict[str, int] = {}
+    processes: dict[str, int] = {}
     for incarnation in live:
-        with contextlib.suppress(ValueError, TypeError):
-            for queue in json.loads(registry[incarnation]).get("queues", []):
-                counts[queue] = counts.get(queue, 0) + 1
-    return counts
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            info = json.loads(registry[incarnation])
+            size = info.get("processes", 1)
+            size = size if isinstance(size, int) and not isinstance(size, bool) else 1
+            for queue in info.get("queues", []):
+                workers[queue] = workers.get(queue, 0) + 1
+                processes[queue] = processes.get(queue, 0) + max(1, size)
+    return {queue: QueueConsumers(workers[queue], processes[queue]) for queue in workers}

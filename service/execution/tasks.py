@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import uuid
 from typing import Any
 
@@ -132,6 +133,13 @@ def _restorer() -> Any:
     return restore
 
 
+def _pool_processes(consumer: Any, app: Any) -> int:
+    concurrency = getattr(getattr(consumer, "controller", None), "concurrency", None)
+    if not isinstance(concurrency, int) or concurrency < 1:
+        concurrency = app.conf.worker_concurrency or os.cpu_count() or 1
+    return int(concurrency)
+
+
 @worker_ready.connect
 def _start_presence(sender: Any = None, **_: Any) -> None:
     import redis
@@ -149,6 +157,8 @@ def _start_presence(sender: Any = None, **_: Any) -> None:
         settings.worker_heartbeat_s,
         _restorer(),
         _reserved_tags,
+        # Its pool processes: the API cuts a large request into a chunk for each.
+        processes=_pool_processes(sender, app),
     )
     _presence.start()
 

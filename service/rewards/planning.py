@@ -4,6 +4,7 @@ pack whole groups into chunks of one version each."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from service.contract import ChunkItem, ChunkRequest
@@ -65,27 +66,34 @@ def plan_request(
     return Plan(tenant_id=tenant_id, request_id=request_id, specs=item_specs, groups=dict(groups))
 
 
-# The most items a chunk of cheap checks grows to in the embedded mode, in chunk sizes.
+# The most items a chunk of cheap checks grows to, in chunk sizes.
 LARGEST_CHUNK = 4
 
 
-def chunk_limit(settings: Settings, spec: VerifierVersionSpec, items: int) -> int:
+def chunk_limit(
+    settings: Settings, spec: VerifierVersionSpec, items: int, processes: Mapping[str, int]
+) -> int:
     """Items per chunk for ``items`` items of one version.
 
-    ``chunk_size``; but in the embedded mode a request of cheap checks (the "cpu" queue) larger
-    than one chunk per local worker is cut into one chunk per worker, up to ``LARGEST_CHUNK``
-    chunk sizes each. Every chunk costs some 2 ms of its own around its items (its lookup, its
-    write's commit, its rollups, the round trips to a pool process and its bounded child), the
-    price of ten such items; a lone request still keeps every worker busy. Code (the sandbox
-    queue) and the deployed mode, whose worker count the API does not know, keep
-    ``chunk_size``."""
-    if items <= settings.chunk_size or not settings.embedded or get_kind(spec.kind).queue != "cpu":
+    ``chunk_size``; but a request of cheap checks (the "cpu" queue) larger than one chunk per
+    worker process that consumes that queue (``processes``: the local pool, or the live Celery
+    workers' pool processes as the registry last said) is cut into one chunk per process, up to
+    ``LARGEST_CHUNK`` chunk sizes each. Every chunk costs some 2 ms of its own around its items
+    (its lookup, its write's commit, its rollups, the round trips to a pool process and its
+    bounded child; in the deployed mode also its publish, delivery and result), the price of
+    ten such items; a lone request still keeps every process busy. Code (the sandbox queue),
+    and a queue whose processes are not known yet, keep ``chunk_size``."""
+    queue = get_kind(spec.kind).queue
+    workers = processes.get(queue, 0) if queue == "cpu" else 0
+    if items <= settings.chunk_size or workers < 1:
         return settings.chunk_size
-    per_worker = -(-items // settings.pool_size)
+    per_worker = -(-items // workers)
     return min(max(settings.chunk_size, per_worker), LARGEST_CHUNK * settings.chunk_size)
 
 
-def pack_chunks(body: RewardsRequest, plan: Plan, settings: Settings) -> list[ChunkRequest]:
+def pack_chunks(
+    body: RewardsRequest, plan: Plan, settings: Settings, processes: Mapping[str, int]
+) -> list[ChunkRequest]:
     """Pack whole groups (duplicates live inside groups) into chunks of one version each.
 
     A chunk holds at most ``chunk_limit`` items unless a single group is larger: such a group
@@ -104,7 +112,7 @@ def pack_chunks(body: RewardsRequest, plan: Plan, settings: Settings) -> list[Ch
     chunks: list[ChunkRequest] = []
     for units in units_by_version.values():
         spec = plan.specs[units[0][0]]
-        limit = chunk_limit(settings, spec, sum(map(len, units)))
+        limit = chunk_limit(settings, spec, sum(map(len, units)), processes)
         current: list[int] = []
         for unit in units:
             if current and len(current) + len(unit) > limit:

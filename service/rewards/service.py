@@ -75,7 +75,7 @@ class RewardService:
             plan = plan_request(body, tenant_id, request_id, specs, self.settings)
             routing = await self._route(body, plan, adhoc_versions)
             plan = routing.plan
-            chunks = pack_chunks(body, plan, self.settings)
+            chunks = pack_chunks(body, plan, self.settings, self.executor.processes())
             demand = sandbox_demand(chunks)
             self.limits.check_sandbox_request(demand)
             ids_ms: int | None = issued_ms

@@ -14,6 +14,7 @@ import redis
 from service.execution.liveness import (
     HELD_GRACE_S,
     REGISTRY,
+    QueueConsumers,
     WorkerPresence,
     alive_key,
     held_key,
@@ -34,16 +35,29 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     connection.close()
 
 
-def _presence(client: redis.Redis, queues: list[str], reserved: set[str]) -> WorkerPresence:
+def _presence(
+    client: redis.Redis, queues: list[str], reserved: set[str], processes: int = 1
+) -> WorkerPresence:
     return WorkerPresence(
-        client, new_incarnation(), "w@host", queues, 60.0, lambda tag: None, lambda: reserved
+        client,
+        new_incarnation(),
+        "w@host",
+        queues,
+        60.0,
+        lambda tag: None,
+        lambda: reserved,
+        processes=processes,
     )
 
 
 def _consumers(client: redis.Redis) -> dict[str, int]:
+    return {queue: consumers.workers for queue, consumers in _read(client).items()}
+
+
+def _read(client: redis.Redis) -> dict[str, QueueConsumers]:
     import redis.asyncio
 
-    async def read() -> dict[str, int]:
+    async def read() -> dict[str, QueueConsumers]:
         kwargs = client.connection_pool.connection_kwargs
         connection = redis.asyncio.Redis(host=kwargs["host"], port=kwargs["port"], db=BROKER_DB)
         try:
@@ -71,6 +85,18 @@ def test_a_dead_workers_messages_are_handed_back_once(client: redis.Redis) -> No
     assert client.hkeys(REGISTRY) == [alive.incarnation.encode()]
     assert not client.exists(held_key(dead.incarnation))
     assert sweep_dead_workers(client, restored.append, alive.incarnation) == 0  # once
+
+
+def test_the_registry_counts_each_queues_pool_processes(client: redis.Redis) -> None:
+    _presence(client, ["cpu"], set(), processes=4)._beat()
+    _presence(client, ["cpu", "sandbox"], set(), processes=2)._beat()
+    # A worker registered by an older release, which did not say how many processes it has.
+    client.hset(REGISTRY, "older", json.dumps({"hostname": "h", "pid": 1, "queues": ["cpu"]}))
+    client.set(alive_key("older"), "1")
+    assert _read(client) == {
+        "cpu": QueueConsumers(workers=3, processes=7),
+        "sandbox": QueueConsumers(workers=1, processes=2),
+    }
 
 
 def test_a_worker_that_beats_again_is_registered_again(client: redis.Redis) -> None:
@@ -158,3 +184,25 @@ def test_a_request_for_a_queue_nobody_consumes_is_refused_at_once_and_not_publis
         later.join()
     assert isinstance(waited, DependencyUnavailable) and "in time" in waited.message
     assert client.llen("cpu") == 1
+
+
+def test_the_executor_knows_the_live_workers_processes(client: redis.Redis) -> None:
+    from service.execution.executors import CeleryExecutor
+    from service.settings import Settings
+
+    kwargs = client.connection_pool.connection_kwargs
+    url = f"redis://{kwargs['host']}:{kwargs['port']}/{BROKER_DB}"
+    settings = Settings(database_url="sqlite:///unused.db", broker_url=url, worker_wait_s=0)
+    _presence(client, ["cpu"], set(), processes=3)._beat()
+    _presence(client, ["cpu", "sandbox"], set(), processes=2)._beat()
+
+    async def read() -> tuple[dict[str, int], dict[str, int]]:
+        executor = CeleryExecutor(settings)
+        try:
+            before = executor.processes()  # nothing read yet: packing keeps the chunk size
+            await executor._wait_for_consumers({"cpu"})
+            return before, executor.processes()
+        finally:
+            await executor.aclose()
+
+    assert asyncio.run(read()) == ({}, {"cpu": 5, "sandbox": 2})

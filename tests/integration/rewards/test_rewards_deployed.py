@@ -102,7 +102,7 @@ def test_a_redelivered_chunk_logs_nothing_twice(pg_settings: Settings) -> None:
     request_id = f"redelivery-{uuid.uuid4()}"
     specs = service.resolver.resolve_many(verifier_references(request))
     plan = plan_request(request, "default", request_id, specs, pg_settings)
-    (chunk,) = pack_chunks(request, plan, pg_settings)
+    (chunk,) = pack_chunks(request, plan, pg_settings, {})
     first = run_chunk(chunk, pg_settings)
     second = run_chunk(chunk, pg_settings)
     assert first == second
@@ -172,6 +172,20 @@ def _pool_processes(worker_pid: int, redis_url: str) -> list[int]:
         client.close()
     mains = [pid for pid in [worker_pid, *_children(worker_pid)] if pid in registered]
     return [child for main in mains for child in _children(main)]
+
+
+def test_each_worker_registers_its_pool_processes(celery_worker: Any, redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    try:
+        infos = [json.loads(info) for info in client.hvals(REGISTRY)]
+    finally:
+        client.close()
+    mains = {celery_worker.proc.pid, *_children(celery_worker.proc.pid)}
+    ours = [info for info in infos if info["pid"] in mains]
+    assert ours, "the worker is not in the registry"
+    for info in ours:
+        # What the API cuts a large request by: one chunk per pool process.
+        assert info["processes"] == len(_children(info["pid"])) >= 1
 
 
 def _fraction(i: int) -> str:

@@ -1,5 +1,5 @@
-"""How a request's items are packed into chunks: whole groups, one version a chunk, and in the
-embedded mode bigger chunks of cheap checks when a request has more than a chunk per worker."""
+"""How a request's items are packed into chunks: whole groups, one version a chunk, and bigger
+chunks of cheap checks when a request has more than a chunk per worker process."""
 
 from __future__ import annotations
 
@@ -19,11 +19,18 @@ def _settings(**overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-def _pack(settings: Settings, items: list[dict[str, Any]], verifier: str) -> list[ChunkRequest]:
+def _pack(
+    settings: Settings,
+    items: list[dict[str, Any]],
+    verifier: str,
+    processes: dict[str, int] | None = None,
+) -> list[ChunkRequest]:
     body = RewardsRequest.model_validate({"verifier": verifier, "items": items})
     spec = resolve_builtin(verifier)
     plan = plan_request(body, "default", "request", {verifier: spec}, settings)
-    return pack_chunks(body, plan, settings)
+    if processes is None:  # the embedded mode's local pools
+        processes = {"cpu": settings.pool_size, "sandbox": settings.pool_size}
+    return pack_chunks(body, plan, settings, processes)
 
 
 def _math(n: int, group_size: int = 0) -> list[dict[str, Any]]:
@@ -74,9 +81,13 @@ def test_more_workers_mean_more_chunks() -> None:
     assert _sizes(_pack(_settings(local_workers=4), _math(512), "math")) == [128] * 4
 
 
-def test_the_deployed_mode_keeps_the_chunk_size() -> None:
+def test_the_deployed_mode_cuts_by_the_live_workers_processes() -> None:
     settings = _settings(broker_url="redis://127.0.0.1:6379/0")
-    assert _sizes(_pack(settings, _math(256), "math")) == [64] * 4
+    # Three live processes on the cpu queue, as the worker registry says.
+    assert _sizes(_pack(settings, _math(600), "math", {"cpu": 3})) == [200] * 3
+    # Before the API has read the registry (or with no cpu worker), the chunk size.
+    assert _sizes(_pack(settings, _math(256), "math", {})) == [64] * 4
+    assert _sizes(_pack(settings, _math(256), "math", {"sandbox": 2})) == [64] * 4
 
 
 def test_code_keeps_the_chunk_size() -> None:

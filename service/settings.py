@@ -41,7 +41,8 @@ class Settings(BaseSettings):
     # A request body larger than this is refused with 413 while it is read, before it is
     # buffered (Content-Length is checked first when sent). 4096 items of ~16 KB fit.
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
-    # Bounds on one verification, enforced by a killable child process.
+    # Bounds on one verification, enforced by a killable child process: CPU seconds (the wall
+    # clock ends a call at 2x this + 1 s) and memory.
     verify_timeout_s: float = Field(default=5.0, gt=0, le=600)
     verify_memory_mb: int = Field(default=1024, ge=64)
     # How long the API waits for a whole request before answering 503.

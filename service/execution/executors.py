@@ -156,7 +156,7 @@ class LocalPoolExecutor:
         self._pools = {queue: _LocalPool(queue, self._sizes[queue], settings) for queue in QUEUES}
 
     def processes(self) -> dict[str, int]:
-        return self._sizes
+        return dict(self._sizes)
 
     async def start(self) -> None:
         # The pools warm up while the API already listens: /readyz answers 503 with

@@ -1,9 +1,10 @@
-"""Code verifier (kind ``code``, code 1.4.0): run the completion's program against hidden tests.
+"""Code verifier (kind ``code``, code 1.5.0): run the completion's program against hidden tests.
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
 Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert",
-"tests": [...], "fn_name": ..., "time_limit_s": 2, "memory_mb": 256, "float_tolerance": null}``
+"tests": [...], "fn_name": ..., "time_limit_s": 2, "memory_mb": 256, "float_tolerance": null,
+"ignore_case": false}``
 (or its JSON text). Bad ground truth raises ``InvalidGroundTruth`` naming the problem.
 
 - Program: the last fenced block of the language (```python/```py, ```cpp/```c++), else the
@@ -28,8 +29,9 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   ``error``.
 - stdio: lines compared after dropping trailing whitespace per line and trailing blank lines;
   same number of lines; with ``float_tolerance`` numeric tokens may differ by it (absolute or
-  relative). Output must be UTF-8. function: the return value as strict JSON data, compared
-  as data (``true`` is not ``1``; ``2`` equals ``2.0``). assert: see ``asserts.py``.
+  relative); with ``ignore_case`` ASCII letters compare without case. Output must be UTF-8.
+  function: the return value as strict JSON data, compared as data (``true`` is not ``1``;
+  ``2`` equals ``2.0``). assert: see ``asserts.py``.
 - Per test: accepted, wrong answer, time limit (CPU time over ``time_limit_s``, or the wall
   clock at 2x + 1 s), memory limit, output limit, runtime error; compile error for C++.
 - Reward (config ``{"reward": "all"|"fraction"}``): ``all`` (default) stops at the first

@@ -68,7 +68,9 @@ def _stdio_run(
     failure = run_failure(result, limits)
     if failure is not None:
         return outcome_of(index, result, *failure)
-    reason = compare_stdout(result.stdout, test.stdout, problem.float_tolerance)
+    reason = compare_stdout(
+        result.stdout, test.stdout, problem.float_tolerance, problem.ignore_case
+    )
     return outcome_of(index, result, ACCEPTED if reason is None else WRONG_ANSWER, reason)
 
 

@@ -26,6 +26,7 @@ _KEYS = {
     "time_limit_s",
     "memory_mb",
     "float_tolerance",
+    "ignore_case",
 }
 
 
@@ -53,6 +54,9 @@ class CodeProblem:
     time_limit_s: float
     memory_mb: int
     float_tolerance: float | None
+    # Stdio only: ASCII letters compare without case ("YES" and "yes"), for tasks that accept
+    # an answer in any case.
+    ignore_case: bool = False
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -140,4 +144,14 @@ def parse_ground_truth(raw: Any) -> CodeProblem:
         time_limit_s=_number(raw, "time_limit_s", 2.0, 0.05, 60.0),
         memory_mb=memory,
         float_tolerance=tolerance,
+        ignore_case=_ignore_case(raw, mode),
     )
+
+
+def _ignore_case(raw: Mapping[str, Any], mode: str) -> bool:
+    value = raw.get("ignore_case", False)
+    if not isinstance(value, bool):
+        raise InvalidGroundTruth(f"'ignore_case' must be true or false, got {value!r}")
+    if value and mode != "stdio":
+        raise InvalidGroundTruth("'ignore_case' applies to stdio tests only")
+    return value

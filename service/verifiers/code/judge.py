@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import signal
+import string
 from fractions import Fraction
 from typing import Any
 
@@ -123,12 +124,21 @@ def _tokens_close(got: str, want: str, tolerance: float) -> bool:
     return True
 
 
-def compare_stdout(output: bytes, expected: str, tolerance: float | None) -> str | None:
+# ASCII letters only: a judge that accepts "any case" means YES / Yes / yes, not Unicode case
+# folding ("STRASSE" is not "straße").
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def compare_stdout(
+    output: bytes, expected: str, tolerance: float | None, ignore_case: bool = False
+) -> str | None:
     """None when the output matches, else why not (no expected content is quoted)."""
     try:
         text = output.decode("utf-8")
     except UnicodeDecodeError:
         return "output is not valid UTF-8"
+    if ignore_case:
+        text, expected = text.translate(_ASCII_LOWER), expected.translate(_ASCII_LOWER)
     got, want = _lines(text), _lines(expected)
     if len(got) != len(want):
         return f"expected {len(want)} line(s), got {len(got)}"

@@ -106,7 +106,9 @@ def judge_record(problem: CodeProblem, test: Test, record: Record) -> TestOutcom
     if isinstance(test, StdioTest):
         if failure is not None:
             return outcome_of(index, result, *failure)
-        reason = compare_stdout(result.stdout, test.stdout, problem.float_tolerance)
+        reason = compare_stdout(
+            result.stdout, test.stdout, problem.float_tolerance, problem.ignore_case
+        )
         return outcome_of(index, result, ACCEPTED if reason is None else WRONG_ANSWER, reason)
     if isinstance(test, FunctionTest):
         outcome = _function(problem, test, index, result, report, failure)

@@ -18,7 +18,7 @@ PINNED = {
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.
 CODE_TOOLCHAIN = {"sandbox": "local", "python": "3.11.2", "g++": "12.2.0"}
-CODE_HASH = "c2766c687de7e89bf129f20d000f0b4f9afc9ddbfd71a0e3ea0cb74a7422cf39"
+CODE_HASH = "31a55396ed0fbb562aceee2049bed793d21e63876e9b9ec3fea66ad9779f91e1"
 
 
 def test_every_builtin_version_is_pinned() -> None:

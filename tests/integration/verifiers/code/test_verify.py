@@ -196,6 +196,22 @@ def test_float_tolerance_applies_only_when_set() -> None:
     assert verify(program, {**third, "float_tolerance": 1e-5}, {}).status == "correct"
 
 
+@pytest.mark.parametrize("language", ["python", "cpp"])
+def test_an_answer_in_any_case_passes_only_when_the_ground_truth_says_so(language: str) -> None:
+    # "Print YES or NO (in any case)": the suite stores YES, the program prints Yes.
+    answer = {"language": language, "tests": [{"stdin": "4\n", "stdout": "YES\n"}]}
+    programs = {
+        "python": "n = int(input())\nprint('Yes' if n % 2 == 0 else 'No')",
+        "cpp": "#include <iostream>\nint main(){int n; std::cin>>n;"
+        ' std::cout<<(n % 2 == 0 ? "Yes" : "No")<<\'\\n\';}',
+    }
+    program = fenced(programs[language], language)
+    assert verify(program, answer, {}).status == "incorrect"
+    assert verify(program, {**answer, "ignore_case": True}, {}).status == "correct"
+    wrong = {**answer, "ignore_case": True, "tests": [{"stdin": "3\n", "stdout": "YES\n"}]}
+    assert verify(program, wrong, {}).status == "incorrect"
+
+
 def test_cpp_compiles_once_and_runs_every_test() -> None:
     program = "#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b<<'\\n';}"
     verdict = verify(fenced(program, "cpp"), {**SUM, "language": "cpp"}, {})

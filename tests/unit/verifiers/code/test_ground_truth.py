@@ -48,6 +48,13 @@ def test_language_aliases_and_function_mode() -> None:
         ({"memory_mb": 10**6}, "'memory_mb' must be an integer"),
         ({"float_tolerance": 5}, "'float_tolerance' must be between"),
         ({"timelimit": 3}, "unknown ground truth key(s): timelimit"),
+        ({"ignore_case": "yes"}, "'ignore_case' must be true or false"),
+        ({"ignore_case": 1}, "'ignore_case' must be true or false"),
+        (
+            {"mode": "function", "fn_name": "f", "tests": [{"args": [], "expected": 1}]}
+            | {"ignore_case": True},
+            "'ignore_case' applies to stdio tests only",
+        ),
         ({"mode": "function", "tests": [{"args": [1], "expected": 1}]}, "needs 'fn_name'"),
         ({"mode": "function", "fn_name": "f", "tests": [{"args": 1, "expected": 1}]}, "'args'"),
         ({"mode": "assert", "tests": ["assert f(1) =="]}, "does not parse"),

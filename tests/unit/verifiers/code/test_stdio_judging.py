@@ -121,3 +121,42 @@ def test_a_long_line_is_judged_whole() -> None:
     assert compare_stdout(line.encode() + b" 1\n", line, 1e-6) == "line 1 differs"
     changed = line[:-1] + "1"
     assert compare_stdout(changed.encode(), line, None) == "line 1 differs"
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (b"yes\n", "YES\n"),
+        (b"Yes\nnO\n", "YES\nNO\n"),
+        (b"ALICE 3\n", "Alice 3\n"),
+        (b"1E5\n", "1e5\n"),
+    ],
+)
+def test_ignore_case_forgives_ascii_letter_case_only_when_asked(
+    output: bytes, expected: str
+) -> None:
+    assert compare_stdout(output, expected, None) is not None
+    assert compare_stdout(output, expected, None, ignore_case=True) is None
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (b"Y ES\n", "YES\n"),  # spacing still counts
+        (b"yess\n", "YES\n"),
+        (b"YES\nNO\n", "YES\n"),  # an extra line
+        (b"STRASSE\n", "straße\n"),  # no Unicode case folding
+        ("İ\n".encode(), "i\n"),
+        (b"NO\n", "YES\n"),
+    ],
+)
+def test_ignore_case_forgives_nothing_else(output: bytes, expected: str) -> None:
+    assert compare_stdout(output, expected, None, ignore_case=True) is not None
+    assert compare_stdout(output, expected, 1e-6, ignore_case=True) is not None
+
+
+def test_ignore_case_with_a_float_tolerance() -> None:
+    assert compare_stdout(b"YES 0.3333333\n", "yes 0.333333\n", 1e-5, ignore_case=True) is None
+    assert parse_ground_truth(
+        {"language": "python", "tests": [{"stdin": "", "stdout": "YES"}], "ignore_case": True}
+    ).ignore_case

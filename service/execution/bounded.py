@@ -339,9 +339,10 @@ class BoundedRunner:
         return bool(self._answers.poll(max(0, math.ceil(timeout_s * 1000.0))))
 
     def _overran(self, limit: float, started_ns: int) -> tuple[Verdict, float]:
+        # Which bound it met is read before the kill: reaping the child takes time of its own.
+        elapsed = (time.monotonic_ns() - started_ns) / 1e6
         self._reap(kill=True)
         self.restarts += 1
-        elapsed = (time.monotonic_ns() - started_ns) / 1e6
         if elapsed < wall_bound_s(limit) * 1000.0:
             reason = f"verification used more than its limit of {limit:g} s of CPU time"
         else:

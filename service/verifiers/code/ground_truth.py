@@ -56,7 +56,7 @@ class CodeProblem:
     float_tolerance: float | None
     # Stdio only: ASCII letters compare without case ("YES" and "yes"), for tasks that accept
     # an answer in any case.
-    ignore_case: bool = False
+    ignore_case: bool
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:

@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 # import fails is the ground truth's limit (error), not a 0.0.
 # 1.5.0: a stdio ground truth may say ``"ignore_case": true`` (an answer "in any case": ASCII
 # letters compare without case); before, the key made the ground truth invalid.
-CODE_VERSION = "1.5.0"
+# 1.6.0: LeetCode's ListNode and TreeNode cross between test code and the solution as graphs of
+# plain values (before, a test passing one made the item an error), and the solution gets
+# LeetCode's definitions of both when it defines none.
+CODE_VERSION = "1.6.0"
 MAX_PROGRAM_CHARS = 256_000
 
 

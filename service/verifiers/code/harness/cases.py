@@ -14,7 +14,7 @@ import builtins
 import types
 from typing import Any
 
-from . import plain
+from . import nodes, plain
 from .proxies import Session
 
 
@@ -40,9 +40,11 @@ def namespace(
     session: Session, codes: list[types.CodeType], namespaces: list[str]
 ) -> dict[str, Any]:
     """A fresh module namespace for test code holding the solution's names it uses (a name
-    the test reads attributes of and that names a standard module is that module)."""
-    scope: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
+    the test reads attributes of and that names a standard module is that module), and
+    LeetCode's ``ListNode`` and ``TreeNode`` unless the test defines its own."""
+    scope: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins, **nodes.STANDARD}
     scope.update(session.bind(names(codes), set(namespaces)))
+    session.scope = scope
     return scope
 
 

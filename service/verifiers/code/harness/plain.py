@@ -22,6 +22,8 @@ import collections
 import json
 from typing import Any
 
+from . import nodes as node_graphs
+
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 # Ints as JSON numbers up to this size; beyond it as hex text (JSON readers cap digit counts).
@@ -49,15 +51,18 @@ class _Budget:
             raise NotPlain(f"more than {MAX_NODES} values")
 
 
-def encode(value: Any, refs: Any = None, *, answer: bool = False) -> Any:
+def encode(value: Any, refs: Any = None, *, answer: bool = False, nodes: bool = False) -> Any:
     """The wire form of ``value``; NotPlain if it is not plain data. ``refs(value)`` may name
     a handle for a non-plain value (a proxy passed back as an argument), else None.
     ``answer``: the standard library's dicts travel as dicts (never for arguments, where the
-    receiver would miss the class's methods)."""
-    return _encode(value, 0, _Budget(), refs, answer)
+    receiver would miss the class's methods). ``nodes``: list and tree nodes travel as their
+    graphs (between the driver and the solution process only)."""
+    return _encode(value, 0, _Budget(), refs, answer, nodes)
 
 
-def _encode(value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = False) -> Any:
+def _encode(
+    value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = False, nodes: bool = False
+) -> Any:
     budget.take()
     kind = type(value)
     if value is None or kind is bool or kind is str:
@@ -70,12 +75,12 @@ def _encode(value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = F
         raise NotPlain(f"nested more than {MAX_DEPTH} deep")
     tag = _CONTAINERS.get(kind)
     if tag is not None:
-        return [tag, *(_encode(item, depth + 1, budget, refs, answer) for item in value)]
+        return [tag, *(_encode(item, depth + 1, budget, refs, answer, nodes) for item in value)]
     if kind is dict or (answer and any(kind is mapping for mapping in _MAPPINGS)):
         out: list[Any] = ["D"]
         for key, item in dict.items(value):
-            out.append(_encode(key, depth + 1, budget, refs, answer))
-            out.append(_encode(item, depth + 1, budget, refs, answer))
+            out.append(_encode(key, depth + 1, budget, refs, answer, nodes))
+            out.append(_encode(item, depth + 1, budget, refs, answer, nodes))
         return out
     if kind is bytes:
         return ["B", base64.b64encode(value).decode("ascii")]
@@ -84,6 +89,17 @@ def _encode(value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = F
     handle = refs(value) if refs is not None else None
     if handle is not None:
         return [REF, handle]
+    node_kind = node_graphs.kind_of(value) if nodes else None
+    if node_kind is not None:
+        try:
+            return node_graphs.encode(
+                value,
+                node_kind,
+                lambda val: _encode(val, depth + 1, budget, refs, answer, nodes),
+                budget.take,
+            )
+        except TypeError as exc:  # NotPlain is one too
+            raise NotPlain(str(exc)) from None
     raise NotPlain(f"{_type_name(value)} is not plain data")
 
 
@@ -96,17 +112,22 @@ def _type_name(value: Any) -> str:
     return f"a {name}" if module == "builtins" else f"a {module}.{name}"
 
 
-def decode(data: Any, refs: Any = None) -> Any:
+def decode(data: Any, refs: Any = None, nodes: Any = None) -> Any:
     """Plain data from its wire form (as ``json.loads`` made it); ValueError if malformed.
-    ``refs(handle)`` resolves a handle; without it a handle is malformed."""
-    return _decode(data, 0, _Budget(), refs)
+    ``refs(handle)`` resolves a handle; without it a handle is malformed. ``nodes(kind)`` is
+    the class a list or tree node is rebuilt from; without it a node is malformed."""
+    return _decode(data, 0, _Budget(), refs, nodes)
 
 
-def _decode(data: Any, depth: int, budget: _Budget, refs: Any) -> Any:
+def _take(budget: _Budget) -> None:
     try:
         budget.take()
     except NotPlain as exc:
         raise ValueError(str(exc)) from None
+
+
+def _decode(data: Any, depth: int, budget: _Budget, refs: Any, nodes: Any = None) -> Any:
+    _take(budget)
     kind = type(data)
     if data is None or kind is bool or kind is str or kind is int or kind is float:
         return data
@@ -118,11 +139,11 @@ def _decode(data: Any, depth: int, budget: _Budget, refs: Any) -> Any:
     maker = _MAKERS.get(tag)
     try:
         if maker is not None:
-            return maker(_decode(item, depth + 1, budget, refs) for item in data[1:])
+            return maker(_decode(item, depth + 1, budget, refs, nodes) for item in data[1:])
         if tag == "D":
             if len(data) % 2 != 1:
                 raise ValueError("malformed dict")
-            items = [_decode(item, depth + 1, budget, refs) for item in data[1:]]
+            items = [_decode(item, depth + 1, budget, refs, nodes) for item in data[1:]]
             return dict(zip(items[0::2], items[1::2], strict=True))
         if tag == "I" and len(data) == 2 and type(data[1]) is str and len(data[1]) < 1 << 20:
             return int(data[1], 16)
@@ -132,6 +153,13 @@ def _decode(data: Any, depth: int, budget: _Budget, refs: Any) -> Any:
             return complex(data[1], data[2])
         if tag == REF and refs is not None and len(data) == 2 and type(data[1]) is int:
             return refs(data[1])
+        if tag == node_graphs.TAG and nodes is not None:
+            return node_graphs.decode(
+                data,
+                lambda val: _decode(val, depth + 1, budget, refs, nodes),
+                lambda: _take(budget),
+                nodes,
+            )
     except TypeError as exc:  # an unhashable item of a set or a dict key
         raise ValueError(f"malformed value: {exc}") from None
     raise ValueError(f"malformed value (tag {tag[:10]!r})")

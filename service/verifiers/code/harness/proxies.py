@@ -22,7 +22,7 @@ import types
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import plain
+from . import nodes, plain
 
 
 class SolutionGone(BaseException):
@@ -89,6 +89,9 @@ class Session:
         self.described: dict[str, dict[str, Any] | None] = {}
         # Handles of the solution's module-level names: never released, shared by the tests.
         self.permanent: set[int] = set()
+        # The current test's namespace: list and tree nodes from the solution are rebuilt
+        # from its classes of those names.
+        self.scope: dict[str, Any] = {}
 
     def begin_test(self) -> None:
         self.invalid = None
@@ -114,7 +117,7 @@ class Session:
         if "v" not in reply:
             self.fail(_not_plain(reply))
         try:
-            return plain.decode(reply["v"])
+            return plain.decode(reply["v"], nodes=self.node_class)
         except ValueError as exc:
             return self.fail(f"malformed result: {exc}")
 
@@ -137,11 +140,14 @@ class Session:
             return _module(reply["m"], name)
         return self.fail(_not_plain(reply))
 
+    def node_class(self, kind: str) -> type:
+        return nodes.class_in(self.scope, kind)
+
     def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             return {
-                "args": [plain.encode(a, _handle_of) for a in args],
-                "kw": [[k, plain.encode(v, _handle_of)] for k, v in kwargs.items()],
+                "args": [plain.encode(a, _handle_of, nodes=True) for a in args],
+                "kw": [[k, plain.encode(v, _handle_of, nodes=True)] for k, v in kwargs.items()],
             }
         except plain.NotPlain as exc:
             raise HarnessLimit(f"the test passes the solution {exc}") from None
@@ -201,7 +207,9 @@ _SKIP = object()
 
 
 def _bindable(name: str) -> bool:
-    return name not in _BUILTIN_NAMES and not name.startswith("__")
+    # ListNode and TreeNode in test code are the test's own or LeetCode's, never the
+    # solution's: nodes cross as data and are rebuilt from them.
+    return name not in _BUILTIN_NAMES and not name.startswith("__") and name not in nodes.LINKS
 
 
 def _module(name: str, bound_as: str) -> Any:

@@ -13,7 +13,7 @@ import types
 from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, NoReturn
 
-from . import frames, osutil, plain, process
+from . import frames, nodes, osutil, plain, process
 
 _MESSAGE_CHARS = 2000
 
@@ -65,6 +65,7 @@ class _Server:
         own = types.ModuleType("builtins")
         own.__dict__.update(builtins.__dict__)
         process.add_typing_names(own.__dict__)
+        nodes.add_standard_classes(own.__dict__)
         module.__builtins__ = own  # type: ignore[attr-defined]
         sys.modules["builtins"] = own
         sys.modules["solution"] = module
@@ -156,7 +157,11 @@ class _Server:
     # -- values ---------------------------------------------------------------------------
 
     def value(self, data: Any) -> Any:
-        return plain.decode(data, self.handles.__getitem__)
+        return plain.decode(data, self.handles.__getitem__, self.node_class)
+
+    def node_class(self, kind: str) -> type:
+        # The solution's own ListNode when it defines one, else LeetCode's.
+        return nodes.class_in(self.namespace, kind)
 
     def arguments(self, message: dict[str, Any]) -> list[Any]:
         return [self.value(item) for item in message.get("args", ())]
@@ -173,14 +178,14 @@ class _Server:
 
     def result(self, value: Any) -> dict[str, Any]:
         try:
-            return {"v": plain.encode(value, answer=True)}
+            return {"v": plain.encode(value, answer=True, nodes=True)}
         except plain.NotPlain as exc:
             return {"np": str(exc)}
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Plain data as itself; anything else as a handle of its kind."""
         try:
-            return {"v": plain.encode(value, answer=True)}
+            return {"v": plain.encode(value, answer=True, nodes=True)}
         except plain.NotPlain as exc:
             reason = str(exc)
         if isinstance(value, types.ModuleType):

@@ -33,9 +33,10 @@ def test_the_sources_hold_every_module_of_the_harness() -> None:
 
 
 def test_a_session_ships_little() -> None:
-    # What crosses the local sandbox's pipe with every session: one write that fits its
-    # 64 KiB buffer, with room for the session's own files.
-    assert sum(len(data) for data in bundle._files(False).values()) < 56 << 10
+    # What a session to a server without the warm harness ships (a warm server gets none of
+    # it): the compressed bytecode stays small, a guard against the harness growing unnoticed.
+    # (56 KiB until code 1.6.0 added the list and tree nodes' module, ~3 KiB.)
+    assert sum(len(data) for data in bundle._files(False).values()) < 60 << 10
 
 
 def test_the_whole_harness_is_offered_as_warm_code_under_its_digest() -> None:

@@ -96,6 +96,9 @@ class SqliteRows:
             for position, column in enumerate(table.columns)
             if (process := column.type._cached_bind_processor(dialect)) is not None
         ]
+        self.dialect = dialect
+        # SQL text by statement (an Insert hashes by identity; the statements are built once).
+        self._compiled: dict[Any, str] = {}
         columns = ", ".join(f'"{name}"' for name in self.names)
         self.head = f'INSERT INTO "{table.name}" ({columns}) VALUES '
         self.one = "(" + ", ".join("?" for _ in self.names) + ")"
@@ -114,6 +117,19 @@ class SqliteRows:
     def insert(self, session: Session, rows: Sequence[dict[str, Any]]) -> None:
         """Insert ``rows`` (each carrying every column)."""
         sql = self.head + self.one + " ON CONFLICT DO NOTHING"
+        session.connection().exec_driver_sql(sql, self._params(rows))
+
+    def execute(self, session: Session, statement: Any, rows: Sequence[dict[str, Any]]) -> None:
+        """Run ``statement``, an insert of this table whose only parameters are the values of
+        every column in column order (an upsert built once: ``on_conflict_do_update``), once
+        for each of ``rows`` through the driver's executemany: Core's executemany spent more
+        Python on each row's parameters than SQLite spent on the row."""
+        sql = self._compiled.get(statement)
+        if sql is None:
+            compiled: Any = statement.compile(dialect=self.dialect)
+            if list(compiled.positiontup or ()) != self.names:
+                raise RuntimeError("the statement's parameters are not the table's columns")
+            sql = self._compiled[statement] = compiled.string
         session.connection().exec_driver_sql(sql, self._params(rows))
 
     def insert_returning(

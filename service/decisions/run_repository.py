@@ -29,7 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from service.db.base import Base
 from service.db.models import NO_STEP, Decision, RunRollup, RunSeriesRollup, RunStepRollup
-from service.db.repository import Repository, json_insert, json_rows_param
+from service.db.repository import Repository, json_insert, json_rows_param, sqlite_rows
 from service.decisions.rollups import GROUP, LATENCY, RollupDeltas
 
 
@@ -140,8 +140,13 @@ class RunRepository(Repository):
         """Add new decisions' deltas to the rollups (rows created on first sight)."""
         for model, field, _ in ROLLUPS:
             rows = getattr(deltas, field)
-            if rows:
-                self.session.connection().execute(_upsert(model, self.dialect), rows)
+            if not rows:
+                continue
+            upsert = _upsert(model, self.dialect)
+            if self.dialect == "sqlite":
+                sqlite_rows(model, self.session).execute(self.session, upsert, rows)
+            else:
+                self.session.connection().execute(upsert, rows)
 
     def runs(self, limit: int, before: datetime | None = None) -> list[RunRollup]:
         """Runs seen, most recently active first."""

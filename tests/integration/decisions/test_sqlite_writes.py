@@ -1,6 +1,7 @@
-"""SQLite's write path for decisions and cache entries goes around SQLAlchemy's statement
-machinery (``service.db.repository.SqliteRows``): what it stores must be what SQLAlchemy's own
-insert stores, value for value, and it must tell exactly which rows were new."""
+"""SQLite's write path for decisions, cache entries and run rollups goes around SQLAlchemy's
+statement machinery (``service.db.repository.SqliteRows``): what it stores must be what
+SQLAlchemy's own insert or upsert stores, value for value, and it must tell exactly which rows
+were new."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from service.db.models import Decision, VerdictCache
 from service.db.repository import SqliteRows, insert_ignoring_conflicts, sqlite_rows
 from service.db.session import dispose_engines, session_scope
 from service.decisions.repository import DecisionRepository, VerdictCacheRepository
+from service.decisions.rollups import rollup_deltas
+from service.decisions.run_repository import ROLLUPS, RunRepository, _upsert
 from tests.integration.decisions.helpers import cache_entry, decision_row
 from tests.support import embedded_settings_in
 
@@ -102,5 +105,44 @@ def test_only_the_new_rows_are_reported_inserted_across_statements(tmp_path: Pat
             assert DecisionRepository(session).insert_many(rows) == []
             total = session.execute(text("SELECT count(*) FROM decisions")).scalar_one()
             assert total == count
+    finally:
+        dispose_engines()
+
+
+def test_rollups_added_through_the_driver_are_what_sqlalchemys_upsert_stores(
+    tmp_path: Path,
+) -> None:
+    # Two chunks of the same run (the second merges into the rows the first created): once
+    # through RunRepository.add, once through Core's executemany of the same upserts.
+    settings = embedded_settings_in(tmp_path)
+    first = [
+        decision_row("ours", 1, index=0, group_id="g", components={"accuracy": 1.0, "f": 0.5}),
+        decision_row("ours", 2, index=1, reward=None, status="error", flagged=True, cached=True),
+    ]
+    second = [
+        decision_row("ours", 1, index=2, group_id="g", reward=0.0, status="incorrect"),
+        decision_row("ours", 3, index=3, duration_ms=250.0, completion="x" * 5000),
+    ]
+    try:
+        for chunk in (first, second):
+            with session_scope(settings) as session:
+                RunRepository(session).add(rollup_deltas(chunk))
+                connection = session.connection()
+                theirs = rollup_deltas(dict(row, run_id="theirs") for row in chunk)
+                for model, field, _ in ROLLUPS:
+                    connection.execute(_upsert(model, "sqlite"), getattr(theirs, field))
+        with session_scope(settings) as session:
+            for model, _, _ in ROLLUPS:
+                table = model.__table__.name  # type: ignore[attr-defined]
+                rows = session.execute(text(f'SELECT * FROM "{table}"')).all()
+                stored = {
+                    run: sorted(
+                        tuple(v for k, v in row._mapping.items() if k != "run_id")
+                        for row in rows
+                        if row._mapping["run_id"] == run
+                    )
+                    for run in ("ours", "theirs")
+                }
+                assert stored["ours"] and stored["ours"] == stored["theirs"], table
     finally:
         dispose_engines()

@@ -4,7 +4,7 @@ Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
 Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert",
 "tests": [...], "fn_name": ..., "time_limit_s": 2, "memory_mb": 256, "float_tolerance": null,
-"ignore_case": false}``
+"ignore_case": false, "unwrap_expected": false}``
 (or its JSON text). Bad ground truth raises ``InvalidGroundTruth`` naming the problem.
 
 - Program: the last fenced block of the language (```python/```py, ```cpp/```c++), else the
@@ -31,7 +31,8 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   same number of lines; with ``float_tolerance`` numeric tokens may differ by it (absolute or
   relative); with ``ignore_case`` ASCII letters compare without case. Output must be UTF-8.
   function: the return value as strict JSON data, compared as data (``true`` is not ``1``;
-  ``2`` equals ``2.0``). assert: see ``asserts.py``.
+  ``2`` equals ``2.0``); with ``unwrap_expected`` an expected one-element list also accepts its
+  element (APPS / TACO call-based tests). assert: see ``asserts.py``.
 - Per test: accepted, wrong answer, time limit (CPU time over ``time_limit_s``, or the wall
   clock at 2x + 1 s), memory limit, output limit, runtime error; compile error for C++.
 - Reward (config ``{"reward": "all"|"fraction"}``): ``all`` (default) stops at the first

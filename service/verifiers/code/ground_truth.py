@@ -27,6 +27,7 @@ _KEYS = {
     "memory_mb",
     "float_tolerance",
     "ignore_case",
+    "unwrap_expected",
 }
 
 
@@ -57,6 +58,9 @@ class CodeProblem:
     # Stdio only: ASCII letters compare without case ("YES" and "yes"), for tasks that accept
     # an answer in any case.
     ignore_case: bool
+    # Function only: an expected value that is a one-element list also accepts its element
+    # (APPS and TACO call-based tests store each return value wrapped: ``[3]`` for 3).
+    unwrap_expected: bool
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -144,14 +148,16 @@ def parse_ground_truth(raw: Any) -> CodeProblem:
         time_limit_s=_number(raw, "time_limit_s", 2.0, 0.05, 60.0),
         memory_mb=memory,
         float_tolerance=tolerance,
-        ignore_case=_ignore_case(raw, mode),
+        ignore_case=_switch(raw, "ignore_case", mode, "stdio"),
+        unwrap_expected=_switch(raw, "unwrap_expected", mode, "function"),
     )
 
 
-def _ignore_case(raw: Mapping[str, Any], mode: str) -> bool:
-    value = raw.get("ignore_case", False)
+def _switch(raw: Mapping[str, Any], key: str, mode: str, applies_to: str) -> bool:
+    """A boolean key that only one mode's tests know."""
+    value = raw.get(key, False)
     if not isinstance(value, bool):
-        raise InvalidGroundTruth(f"'ignore_case' must be true or false, got {value!r}")
-    if value and mode != "stdio":
-        raise InvalidGroundTruth("'ignore_case' applies to stdio tests only")
+        raise InvalidGroundTruth(f"{key!r} must be true or false, got {value!r}")
+    if value and mode != applies_to:
+        raise InvalidGroundTruth(f"{key!r} applies to {applies_to} tests only")
     return value

@@ -151,7 +151,14 @@ def _function(
     except (ValueError, TypeError, RecursionError):
         return outcome_of(index, result, WRONG_ANSWER, "malformed result")
     # The comparison happens here, on JSON data: no object of the program takes part.
-    same = json_equal(value, test.expected, problem.float_tolerance)
+    want, tolerance = test.expected, problem.float_tolerance
+    same = json_equal(value, want, tolerance) or (
+        # APPS and TACO's rule for their call-based tests, asked for by the ground truth.
+        problem.unwrap_expected
+        and type(want) is list
+        and len(want) == 1
+        and json_equal(value, want[0], tolerance)
+    )
     return outcome_of(index, result, ACCEPTED if same else WRONG_ANSWER, None if same else "value")
 
 

@@ -34,7 +34,9 @@ log = logging.getLogger(__name__)
 # letters compare without case); before, the key made the ground truth invalid.
 # 1.6.0: LeetCode's ListNode and TreeNode cross between test code and the solution as graphs of
 # plain values (before, a test passing one made the item an error), and the solution gets
-# LeetCode's definitions of both when it defines none.
+# LeetCode's definitions of both when it defines none; a function ground truth may say
+# ``"unwrap_expected": true`` (APPS / TACO call-based tests: an expected one-element list also
+# accepts its element); before, the key made the ground truth invalid.
 CODE_VERSION = "1.6.0"
 MAX_PROGRAM_CHARS = 256_000
 

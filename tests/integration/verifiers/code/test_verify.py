@@ -212,6 +212,35 @@ def test_an_answer_in_any_case_passes_only_when_the_ground_truth_says_so(languag
     assert verify(program, wrong, {}).status == "incorrect"
 
 
+def test_apps_wrapped_expected_values_pass_only_when_the_ground_truth_says_so() -> None:
+    # APPS and TACO call-based tests: every return value stored in a one-element list.
+    taco = {
+        "language": "python",
+        "mode": "function",
+        "fn_name": "pair_sum",
+        "tests": [
+            {"args": [1, 2], "expected": [3]},
+            {"args": [[1, 2], [3, 4]], "expected": [[4, 6]]},
+        ],
+    }
+    right = fenced(
+        "def pair_sum(a, b):\n"
+        "    return [x + y for x, y in zip(a, b)] if isinstance(a, list) else a + b\n"
+    )
+    assert verify(right, taco, {}).status == "incorrect"
+    assert verify(right, {**taco, "unwrap_expected": True}, {}).status == "correct"
+    # As APPS's own check, the stored (wrapped) value still passes; nothing else does.
+    wrapped = fenced(
+        "def pair_sum(a, b):\n"
+        "    return [[x + y for x, y in zip(a, b)]] if isinstance(a, list) else [a + b]\n"
+    )
+    assert verify(wrapped, {**taco, "unwrap_expected": True}, {}).status == "correct"
+    for wrong in ("return 3", "return [[3]]", "return (a, b)", "return None"):
+        program = fenced(f"def pair_sum(a, b):\n    {wrong}\n")
+        verdict = verify(program, {**taco, "unwrap_expected": True}, {})
+        assert verdict.status == "incorrect", wrong
+
+
 def test_cpp_compiles_once_and_runs_every_test() -> None:
     program = "#include <iostream>\nint main(){long a,b; std::cin>>a>>b; std::cout<<a+b<<'\\n';}"
     verdict = verify(fenced(program, "cpp"), {**SUM, "language": "cpp"}, {})

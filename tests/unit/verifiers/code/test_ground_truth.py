@@ -55,6 +55,12 @@ def test_language_aliases_and_function_mode() -> None:
             | {"ignore_case": True},
             "'ignore_case' applies to stdio tests only",
         ),
+        ({"unwrap_expected": "true"}, "'unwrap_expected' must be true or false"),
+        ({"unwrap_expected": True}, "'unwrap_expected' applies to function tests only"),
+        (
+            {"mode": "assert", "tests": ["assert f(1) == 1"], "unwrap_expected": True},
+            "'unwrap_expected' applies to function tests only",
+        ),
         ({"mode": "function", "tests": [{"args": [1], "expected": 1}]}, "needs 'fn_name'"),
         ({"mode": "function", "fn_name": "f", "tests": [{"args": 1, "expected": 1}]}, "'args'"),
         ({"mode": "assert", "tests": ["assert f(1) =="]}, "does not parse"),

@@ -165,12 +165,55 @@ class Solution:
                 return True
         return False
 """
+# A list of lists in, and (LeetCode 109) a list in and a tree out.
+MERGE_K = _problem(
+    "    lists = [list_node([1, 4, 5]), list_node([1, 3, 4]), list_node([2, 6])]\n"
+    "    assert is_same_list(candidate(lists=lists), list_node([1, 1, 2, 3, 4, 4, 5, 6]))\n"
+    "    assert candidate(lists=[]) is None and candidate(lists=[None]) is None\n",
+    "mergeKLists",
+)
+MERGE_K_RIGHT = """
+import heapq
+class Solution:
+    def mergeKLists(self, lists: List[Optional[ListNode]]) -> Optional[ListNode]:
+        values = sorted(v for head in lists for v in self.walk(head))
+        head = None
+        for value in reversed(values):
+            head = ListNode(value, head)
+        return head
+
+    def walk(self, node):
+        while node:
+            yield node.val
+            node = node.next
+"""
+TO_TREE = _problem(
+    "    assert is_same_tree(candidate(head=list_node([-10, -3, 0, 5, 9])),"
+    " tree_node([0, -3, 9, -10, None, 5]))\n",
+    "sortedListToBST",
+)
+TO_TREE_RIGHT = """
+class Solution:
+    def sortedListToBST(self, head: Optional[ListNode]) -> Optional[TreeNode]:
+        values = []
+        while head:
+            values.append(head.val)
+            head = head.next
+        def build(lo, hi):
+            if lo >= hi:
+                return None
+            mid = (lo + hi) // 2
+            return TreeNode(values[mid], build(lo, mid), build(mid + 1, hi))
+        return build(0, len(values))
+"""
 RIGHT = {
     "reverse": (REVERSE, REVERSE_RIGHT),
     "merge": (MERGE, MERGE_RIGHT),
     "invert": (INVERT, INVERT_RIGHT),
     "depth": (DEPTH, DEPTH_RIGHT),
     "cycle": (CYCLE, CYCLE_RIGHT),
+    "merge k": (MERGE_K, MERGE_K_RIGHT),
+    "list to tree": (TO_TREE, TO_TREE_RIGHT),
 }
 WRONG = {
     "reverse": (REVERSE, REVERSE_RIGHT.replace("return previous", "return head")),
@@ -178,6 +221,11 @@ WRONG = {
     "invert": (INVERT, INVERT_RIGHT.replace("self.invertTree(root.right), ", "root.right, ")),
     "depth": (DEPTH, DEPTH_RIGHT.replace("1 + max", "max")),
     "cycle": (CYCLE, CYCLE_RIGHT.replace("return True", "return False")),
+    "merge k": (MERGE_K, MERGE_K_RIGHT.replace("sorted(v", "list(v")),
+    "list to tree": (
+        TO_TREE,
+        TO_TREE_RIGHT.replace("build(lo, mid), build", "build(mid + 1, hi), build"),
+    ),
 }
 
 ALWAYS_EQUAL = """

@@ -22,8 +22,6 @@ from .judge import (
     MEMORY_LIMIT,
     OUTPUT_LIMIT,
     TIME_LIMIT,
-    WRONG_ANSWER,
-    compare_stdout,
     run_failure,
 )
 from .outcomes import (
@@ -31,6 +29,7 @@ from .outcomes import (
     TestOutcome,
     expected_bytes,
     judge_record,
+    judge_stdio,
     outcome_of,
     test_limits,
 )
@@ -65,13 +64,7 @@ def _stdio_run(
     limits = test_limits(problem, expected_bytes(test))
     stdin = test.stdin.encode("utf-8", "replace")
     result = session.run(RunSpec(problem.language.run_argv, stdin, limits))
-    failure = run_failure(result, limits)
-    if failure is not None:
-        return outcome_of(index, result, *failure)
-    reason = compare_stdout(
-        result.stdout, test.stdout, problem.float_tolerance, problem.ignore_case
-    )
-    return outcome_of(index, result, ACCEPTED if reason is None else WRONG_ANSWER, reason)
+    return judge_stdio(problem, test, index, result, limits)
 
 
 def _compile(session: SandboxSession, problem: CodeProblem) -> TestOutcome | None:

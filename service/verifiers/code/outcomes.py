@@ -102,14 +102,9 @@ def judge_record(problem: CodeProblem, test: Test, record: Record) -> TestOutcom
     if "harness_limit" in report:
         return TestOutcome(index, HARNESS_LIMIT, str(report["harness_limit"])[:300])
     limits = test_limits(problem, expected_bytes(test))
-    failure = run_failure(result, limits)
     if isinstance(test, StdioTest):
-        if failure is not None:
-            return outcome_of(index, result, *failure)
-        reason = compare_stdout(
-            result.stdout, test.stdout, problem.float_tolerance, problem.ignore_case
-        )
-        return outcome_of(index, result, ACCEPTED if reason is None else WRONG_ANSWER, reason)
+        return judge_stdio(problem, test, index, result, limits)
+    failure = run_failure(result, limits)
     if isinstance(test, FunctionTest):
         outcome = _function(problem, test, index, result, report, failure)
     elif test.operands is not None:
@@ -119,6 +114,20 @@ def judge_record(problem: CodeProblem, test: Test, record: Record) -> TestOutcom
         outcome = _assert_in_sandbox(index, result, report, failure)
         outcome.judged = "sandbox"
     return outcome
+
+
+def judge_stdio(
+    problem: CodeProblem, test: StdioTest, index: int, result: RunResult, limits: Limits
+) -> TestOutcome:
+    """A stdio test's outcome (a Python test of a batch run, or a C++ run of its own): the
+    run's own failure first, then its output against the expected."""
+    failure = run_failure(result, limits)
+    if failure is not None:
+        return outcome_of(index, result, *failure)
+    reason = compare_stdout(
+        result.stdout, test.stdout, problem.float_tolerance, problem.ignore_case
+    )
+    return outcome_of(index, result, ACCEPTED if reason is None else WRONG_ANSWER, reason)
 
 
 def _failed(

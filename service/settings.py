@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     sandbox_docker_memory_mb: int = Field(default=1536, ge=128)
     sandbox_docker_cpus: float = Field(default=1.0, gt=0)
     sandbox_docker_pids: int = Field(default=64, ge=8)
+    # How the host talks to a container's supervisor: "socket" (a unix socket bound into the
+    # container, bypassing the engine; the attach stream where the engine cannot reach it) or
+    # "attach" (always the engine's attach stream).
+    sandbox_docker_channel: Literal["socket", "attach"] = "socket"
 
     log_level: str = "info"
 

@@ -17,6 +17,7 @@ def sandbox_config(settings: Settings) -> SandboxConfig:
         docker_memory_mb=settings.sandbox_docker_memory_mb,
         docker_cpus=settings.sandbox_docker_cpus,
         docker_pids=settings.sandbox_docker_pids,
+        docker_channel=settings.sandbox_docker_channel,
     )
 
 

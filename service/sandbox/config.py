@@ -30,6 +30,9 @@ class SandboxConfig:
     docker_memory_mb: int = 1536
     docker_cpus: float = 1.0
     docker_pids: int = 64
+    # "socket": frames to a container's supervisor on a unix socket bound into it (the attach
+    # stream where that cannot be reached); "attach": always through the engine.
+    docker_channel: Literal["socket", "attach"] = "socket"
 
     def __post_init__(self) -> None:
         # A copy of its own: the caller's dict changing later must not change this config.

@@ -15,6 +15,13 @@ def process_stat(pid: int) -> tuple[str, str] | None:
         return None
 
 
+def parent_pid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def process_start(pid: int) -> str | None:
     stat = process_stat(pid)
     return None if stat is None else stat[1]

@@ -39,6 +39,7 @@ class DockerBackend:
         pids_max: int = _DEFAULTS.docker_pids,
         tmp_mb: int = 128,
         work_mb: int = 128,
+        channel: str = _DEFAULTS.docker_channel,
     ) -> None:
         self.image = image
         # A language may run in an image of its own; each image has its own warm pool,
@@ -48,8 +49,16 @@ class DockerBackend:
         self.memory_mb, self.cpus, self.pids_max = memory_mb, cpus, pids_max
         self.tmp_mb, self.work_mb = tmp_mb, work_mb
         self.instance = next(_instances)
+        if channel not in ("socket", "attach"):
+            raise ValueError(f"docker channel must be 'socket' or 'attach', not {channel!r}")
+        self.channel = channel
         self._engine = Engine(
-            memory_mb=memory_mb, cpus=cpus, pids_max=pids_max, tmp_mb=tmp_mb, work_mb=work_mb
+            memory_mb=memory_mb,
+            cpus=cpus,
+            pids_max=pids_max,
+            tmp_mb=tmp_mb,
+            work_mb=work_mb,
+            direct_channel=channel == "socket",
         )
         self._pool = WarmPool(self._engine, pool_size, f"rlvr-docker-pool-{self.instance}")
         self._probes = ProbeCache()
@@ -65,6 +74,7 @@ class DockerBackend:
             memory_mb=config.docker_memory_mb,
             cpus=config.docker_cpus,
             pids_max=config.docker_pids,
+            channel=config.docker_channel,
         )
 
     # -- probes --------------------------------------------------------------------------------
@@ -131,6 +141,7 @@ class DockerBackend:
             supervisor_python=container.ready.get("python"),
             seccomp=bool(container.ready.get("seccomp")),
             warm_code=container.ready.get("warm_code"),
+            channel=container.ready.get("channel"),
         )
         return ProbeReport(self.name, True, (), facts)
 

@@ -20,6 +20,7 @@ import itertools
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +28,16 @@ from service.sandbox import warm_code
 from service.sandbox.base import WORK_DIR, SandboxError
 from service.sandbox.cgroups import CGROUP_HEADROOM, CgroupAccounting
 from service.sandbox.docker import scripts
-from service.sandbox.docker.channel import BOOT, Channel, boot_frame
+from service.sandbox.docker.channel import (
+    BOOT,
+    SOCKET_DIR,
+    SOCKET_NAME,
+    Channel,
+    SocketListener,
+    boot_frame,
+)
 from service.sandbox.docker.exec_stream import run_exec
-from service.sandbox.procfs import process_start, process_stat
+from service.sandbox.procfs import parent_pid, process_start, process_stat
 from service.sandbox.server.wire import ENV
 
 LABEL = "rlvr.sandbox"
@@ -158,8 +166,19 @@ class Engine:
     """This process's side of the docker engine: one client per thread (the pool's thread and
     sessions never share one), and the containers it starts, uses and removes."""
 
-    def __init__(self, *, memory_mb: int, cpus: float, pids_max: int, tmp_mb: int, work_mb: int):
+    def __init__(
+        self,
+        *,
+        memory_mb: int,
+        cpus: float,
+        pids_max: int,
+        tmp_mb: int,
+        work_mb: int,
+        direct_channel: bool = True,
+    ):
         self.cpus, self.pids_max = cpus, pids_max
+        # Frames on a socket of their own, not through the engine (channel.py).
+        self.direct_channel = direct_channel
         self.tmp_mb, self.work_mb = tmp_mb, work_mb
         self._fresh_memory = memory_mb << 20
         self._clients = threading.local()
@@ -180,6 +199,19 @@ class Engine:
         uid = _next_uid()
         memory = self._fresh_memory
         api = self.client().api
+        listener = SocketListener() if self.direct_channel else None
+        try:
+            return self._create(api, image, uid, memory, listener)
+        finally:
+            if listener is not None:
+                listener.close()
+
+    def _create(
+        self, api: Any, image: str, uid: int, memory: int, listener: SocketListener | None
+    ) -> Container:
+        # Legacy binds create a missing source: an engine that sees another filesystem starts
+        # the container anyway, and its supervisor stays on the attach stream.
+        binds = {listener.directory: {"bind": SOCKET_DIR, "mode": "ro"}} if listener else None
         host_config = api.create_host_config(
             network_mode="none",
             read_only=True,
@@ -203,6 +235,7 @@ class Engine:
             # Not the host's resolver (DNS has nowhere to go without a network anyway).
             dns=["127.0.0.1"],
             dns_search=["."],
+            binds=binds,
         )
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         created = api.create_container(
@@ -241,7 +274,7 @@ class Engine:
                 channel,
             )
             container.warm_generation = warm_code.generation()
-            container.ready, container.warm_digests = _boot(channel, uid)
+            container.ready, container.warm_digests = _boot(container, listener)
         except Exception:
             if channel is not None:
                 channel.close()
@@ -302,13 +335,43 @@ class Engine:
         return code == 0
 
 
-def _boot(channel: Channel, uid: int) -> tuple[dict[str, Any], frozenset[str]]:
-    """Start the supervisor: its code and config, then its "ready" and the digests of the warm
-    code it holds."""
+def _boot(
+    container: Container, listener: SocketListener | None
+) -> tuple[dict[str, Any], frozenset[str]]:
+    """Start the supervisor: its code and config, its channel, then its "ready" and the
+    digests of the warm code it holds."""
+    channel = container.supervisor()
     offered = warm_code.boot_config()
-    config = {"uid": uid, "warm_code": offered}
-    reply = channel.request(boot_frame(config), _BOOT_S, _BOOT_REPLY_MAX)
+    config: dict[str, Any] = {"uid": container.uid, "warm_code": offered}
+    if listener is not None:
+        config["channel"] = f"{SOCKET_DIR}/{SOCKET_NAME}"
+    deadline = time.monotonic() + _BOOT_S
+    channel.send(boot_frame(config), _BOOT_S)
+    if listener is not None and channel.await_connection(listener, deadline):
+        conn, pid, peer_uid = listener.accept()
+        if not _supervisor_peer(container, pid, peer_uid):
+            conn.close()
+            channel.fail("a stranger connected")
+            raise SandboxError(
+                f"the sandbox's channel was reached by pid {pid} uid {peer_uid}, "
+                "not by the container's supervisor"
+            )
+        channel.adopt(conn)
+    reply = channel.receive(deadline, _BOOT_REPLY_MAX)
+    if reply is None:
+        channel.fail("no reply in time")
+        raise SandboxError(f"the sandbox's supervisor did not answer in {_BOOT_S:.0f} s")
     if not reply.get("ready"):
         channel.fail("did not start")
         raise SandboxError(f"the sandbox's supervisor did not start: {reply.get('error')}")
     return reply, warm_code.held_digests(offered, reply)
+
+
+def _supervisor_peer(container: Container, pid: int, uid: int) -> bool:
+    """Whether the process at the socket's other end is the container's supervisor: uid 0
+    and, where this worker sees the host's processes, a child of the container's init."""
+    if uid != 0:
+        return False
+    if container.init_started is None:
+        return True  # the directory's mode is then the only guard (only root could reach it)
+    return pid > 0 and parent_pid(pid) == container.host_pid

@@ -4,12 +4,13 @@ It is the container's main process (under Docker's init), root with only ``CAP_S
 ``CAP_SETGID`` (to hand runs the program's uid), started as ``python3 -I -S -B`` of the runner
 image with this package's sources on its stdin (``service.sandbox.docker.channel``): nothing of
 it is baked into the image. Its stdin and stdout are the container's attach stream, the
-channel to the host (4-byte length + JSON frames, as the local server's pipe). Before reading
-any request it loads the common modules and the host's warm code (``warm.py``) and forks the
-pristine run template (``template.py``); every run is a child of the template that reads its
-own job, drops to the program's uid under its limits and the seccomp filter
-(``runner.start_child``, as locally), and runs the program, a ``python3 -I -S`` script in the
-warm interpreter.
+channel to the host (4-byte length + JSON frames, as the local server's pipe), unless the boot
+frame names the host's socket (``channel.py``): then it connects to that before anything else
+and speaks there. Before reading any request it loads the common modules and the host's warm
+code (``warm.py``) and forks the pristine run template (``template.py``); every run is a child
+of the template that reads its own job, drops to the program's uid under its limits and the
+seccomp filter (``runner.start_child``, as locally), and runs the program, a ``python3 -I -S``
+script in the warm interpreter.
 
 A program can do nothing to it: a different uid (no signals, no ptrace, no /proc/<pid>/mem,
 environ or fd of it), no capabilities, and no descriptor of the channel (a run's child keeps
@@ -27,6 +28,7 @@ import base64
 import os
 import platform
 import secrets
+import socket
 import stat
 import traceback
 from typing import Any
@@ -51,8 +53,7 @@ def boot(config: dict[str, Any]) -> None:
 
 
 def _start(config: dict[str, Any]) -> None:
-    os.dup2(0, wire.CTL_IN)
-    os.dup2(1, wire.CTL_OUT)
+    channel = _connect(config.get("channel"))
     try:
         null = os.open("/dev/null", os.O_RDWR)
         for fd in (0, 1, 3):  # runs get fresh pipes on 0-3
@@ -78,6 +79,7 @@ def _start(config: dict[str, Any]) -> None:
             "seccomp": seccomp.available(),
             "python": platform.python_version(),
             "clean_check": "sizes" if empty else "helper",
+            "channel": channel,
             "warm_code": warm_code,
         }
     except Exception as exc:  # reported to the host, which then refuses to run anything
@@ -90,6 +92,30 @@ def _start(config: dict[str, Any]) -> None:
     )
     wire.send(ready)
     _serve(template)
+
+
+def _connect(path: Any) -> str:
+    """The channel to the host on ``wire.CTL_IN``/``CTL_OUT``: the host's socket at ``path``
+    when it can be reached (the host then hears nothing more on the attach stream but this
+    process's stderr), else stdin and stdout, the attach stream; which one, and why."""
+    if isinstance(path, str) and path:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            sock.close()
+            reason = f"attach ({type(exc).__name__}: {exc.strerror or exc})"
+        else:
+            fd = sock.detach()
+            os.dup2(fd, wire.CTL_IN)
+            os.dup2(fd, wire.CTL_OUT)
+            os.close(fd)
+            return "socket"
+    else:
+        reason = "attach"
+    os.dup2(0, wire.CTL_IN)
+    os.dup2(1, wire.CTL_OUT)
+    return reason
 
 
 def _serve(template: Template) -> None:

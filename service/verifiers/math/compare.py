@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .evidence import NUMERIC, SIGNIFICANT_DIGITS, collect, deciding
+from .evidence import NUMERIC, SIGNIFICANT_DIGITS, UNITS_DIFFER, collect, deciding
 from .semantics import (
     Ctx,
     Equation,
@@ -35,6 +35,7 @@ _REASONS = {
     SIGNIFICANT_DIGITS: "a decimal that agrees with the exact value to the configured "
     "min_significant_digits",
 }
+_UNITS_REASON = "a different unit from the ground truth's (units are not converted)"
 _METHOD_BY_KIND = {
     "number": "exact-number",
     "based": "string",
@@ -359,4 +360,6 @@ def judge(g: Sem, a: Sem, ctx: Ctx) -> Outcome:
         if decided_by is None:
             return Outcome(True, method, _EQUIVALENT)
         return Outcome(True, decided_by, _REASONS[decided_by])
+    if UNITS_DIFFER in notes:
+        return Outcome(False, method, _UNITS_REASON)
     return Outcome(False, method, "not equivalent to the ground truth")

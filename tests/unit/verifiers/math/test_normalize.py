@@ -10,9 +10,9 @@ from service.verifiers.math.normalize import (
     normalize_answer,
     read_decimal_commas,
     strip_delimiters,
-    strip_units,
     text_canon,
 )
+from service.verifiers.math.units import strip_units
 
 
 @pytest.mark.parametrize(
@@ -158,7 +158,9 @@ def test_decimal_comma_only_when_asked() -> None:
 
 def test_escaped_dollar_inside_math_is_unwrapped() -> None:
     assert strip_delimiters("$\\$18$") == "\\$18"
-    assert normalize_answer("$\\$18$") == "18"
+    # kept as the currency of a number (5 dollars are not 5 cents), dropped with the units
+    assert normalize_answer("$\\$18$") == "\\$18"
+    assert normalize_answer("$\\$$") == ""
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .clock import clocks_same
 from .evidence import NUMERIC, SIGNIFICANT_DIGITS, UNITS_DIFFER, collect, deciding
 from .semantics import (
     Ctx,
@@ -292,6 +293,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         # "x = 3" answers "3": compare what the equation states with the expected value.
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
+        if isinstance(a, Scalar) and (clock := clocks_same(g.text, a.text)) is not None:
+            return clock  # 2:30 PM is not 1:15 PM, although 2:30 = 1:15 as ratios
         if isinstance(a, Scalar) and (ratios := _ratios_same(g.text, a.text, ctx)) is not None:
             return ratios
         if isinstance(a, Scalar) and leaves_equal(
@@ -326,6 +329,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
 
 
 def _method(g: Sem, a: Sem, ctx: Ctx) -> str:
+    if isinstance(g, Scalar) and isinstance(a, Scalar) and clocks_same(g.text, a.text) is not None:
+        return "time"
     if isinstance(g, Scalar):
         g_kind = resolve_leaf(g.text, ctx.max_length).kind
         if isinstance(a, Scalar) and g_kind == "number":

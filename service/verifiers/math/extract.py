@@ -90,7 +90,11 @@ _MATH_ENV = re.compile(
     r"|\\\((.+?)\\\)|\\\[(.+?)\\\]",
     re.S,
 )
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\d+)?%?")
+# A time of day is one value ("arrives at 11:30 AM" answers 11:30 AM, not 30).
+_NUMBER = re.compile(
+    r"(?<![\w.])(?:\d{1,2}:[0-5]\d(?![\d:])(?:\s?[AaPp]\.?\s?[Mm](?![A-Za-z])\.?)?"
+    r"|[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\d+)?%?)"
+)
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _VERB_TAIL = re.compile(r"^.*\b(?:is|are|equals|was|be)\s+(.+)$", re.S)

@@ -269,7 +269,7 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
     s = _TEXTDOLLAR.sub("$", s)
     # "\\$5" is currency: its sign is kept for the unit comparison (not against "5 cents").
-    s = _ESCAPED_DOLLAR.sub("$", s.replace("\\%", "%")).replace("{,}", ",")
+    s = _ESCAPED_DOLLAR.sub("$", s.replace("\\%", "%")).replace("{,}", ",").replace("{:}", ":")
     s = s.replace("\\langle", "(").replace("\\rangle", ")").replace(":=", "=")
     s = _system_rows(s)
     s = _COLOR.sub("", s)

@@ -44,6 +44,11 @@ _HUNDREDTH = Fraction(1, 100)
 # variable).
 _BASED = re.compile(r"^(?=[0-9A-Za-z]*\d)([0-9A-Za-z]+)_\{?(\d{1,2})\}?$")
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# "\\angle ABC" names the angle at B: "\\angle CBA" is the same angle, "\\angle ACB" another one
+# (latex2sympy reads all three as the product A B C times a symbol "angle").
+_ANGLE_NAME = re.compile(
+    r"^(?:m\s*)?\\(?:angle|measuredangle)\s*(\{)?\s*([A-Z])\s*([A-Z])\s*([A-Z])\s*(?(1)\})$"
+)
 # The digits of a decimal literal's significand: "0.08330" has 4 significant digits.
 _SIGNIFICAND = re.compile(
     r"^[+-]?(?P<int>\d{1,3}(?:,\d{3})+|\d*)\.(?P<frac>\d+)(?:$|[eE]|\\times|\\cdot|\*)"
@@ -125,6 +130,9 @@ def resolve_leaf(text: str, max_length: int) -> Value:
     based = _based_digits(core)
     if based is not None:
         return Value("based", based)
+    if angle := _ANGLE_NAME.match(core):
+        _, first, vertex, last = angle.groups()
+        return Value("text", f"angle {vertex} {min(first, last)}{max(first, last)}")
     had_text = "\\text{" in core
     plain = unwrap_text_commands(core).strip() if had_text else core
     if had_text:

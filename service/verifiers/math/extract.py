@@ -73,7 +73,9 @@ _CUT = re.compile(
     re.I,
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
-_NEGATED = re.compile(r"\bnot\s*(?:\$|\\\()?\s*$", re.I)
+_NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
+# "The answer is not 5.": a statement that denies a value states no answer.
+_DENIED = re.compile(r"^(?:not\b|n't\b)", re.I)
 _CONDITION = re.compile(
     r"\b(?:(?:attained|achieved|reached|obtained|occurs|holds)\s+(?:only\s+)?"
     r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff)"
@@ -281,7 +283,10 @@ def _last_anchor(text: str, forms: frozenset[str]) -> tuple[int, str, str] | Non
             form = _FORM_OF_GROUP.get(m.lastgroup or "", "")
             if form not in forms:
                 continue
-            content = _cut_statement(text[m.end() : m.end() + 2000])
+            rest = text[m.end() : m.end() + 2000]
+            if _DENIED.match(rest.lstrip(" \t*:")):
+                continue
+            content = _cut_statement(rest)
             if _plausible(content):
                 return m.start(), content, form
     return None

@@ -37,6 +37,26 @@ _UNICODE = {
     "\u00a0": " ",
     "\u2009": " ",
     "\u202f": " ",
+    # Vulgar fractions: "2½" then reads as the mixed number 2\frac{1}{2}.
+    "\u00bd": r"\frac{1}{2}",
+    "\u2153": r"\frac{1}{3}",
+    "\u2154": r"\frac{2}{3}",
+    "\u00bc": r"\frac{1}{4}",
+    "\u00be": r"\frac{3}{4}",
+    "\u2155": r"\frac{1}{5}",
+    "\u2156": r"\frac{2}{5}",
+    "\u2157": r"\frac{3}{5}",
+    "\u2158": r"\frac{4}{5}",
+    "\u2159": r"\frac{1}{6}",
+    "\u215a": r"\frac{5}{6}",
+    "\u2150": r"\frac{1}{7}",
+    "\u215b": r"\frac{1}{8}",
+    "\u215c": r"\frac{3}{8}",
+    "\u215d": r"\frac{5}{8}",
+    "\u215e": r"\frac{7}{8}",
+    "\u2151": r"\frac{1}{9}",
+    "\u2152": r"\frac{1}{10}",
+    "\u2044": "/",  # fraction slash
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
@@ -58,6 +78,13 @@ _TEXT_CMD = re.compile(
     r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|"
     r"mathtt|boldsymbol|bm|mbox|hbox|text)\s*\{"
 )
+# "5^{\\text{th}}", "22^{nd}": an ordinal's suffix (when it is the number's own) is not a power.
+_ORDINAL = re.compile(
+    r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*(?:\\text\{\s*(st|nd|rd|th)\s*\}|(st|nd|rd|th))\s*\}"
+    r"|\\text\{\s*(st|nd|rd|th)\s*\})"
+)
+# "2 \\text{ out of } 3" is the proportion 2/3.
+_OUT_OF = re.compile(r"^(\d+)\s*(?:\\text\{\s*out\s+of\s*\}|out\s+of)\s*(\d+)$")
 _TEXT_WORD_SEP = re.compile(r"\\text\{\s*(or|and|,)\s*\}")
 # "\\text{(1, 2)}": a tuple or interval of numbers typed in text mode is still that tuple.
 _TEXT_NUMBER_TUPLE = re.compile(r"^\\text\{\s*([(\[][^{}\\A-Za-z]*[)\]])\s*\}$")
@@ -284,6 +311,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _UPRIGHT_I.sub("i", s)
     s = _SPACING.sub(" ", s)
     s = _TEXT_CMD.sub(r"\\text{", s)
+    if "^" in s:
+        s = _ORDINAL.sub(_ordinal, s)
     s = _ANSWER_LEAD.sub(lambda m: m.group(1) or "", s, count=1)
     if (tuple_text := _TEXT_NUMBER_TUPLE.match(s)) and "," in tuple_text.group(1):
         s = tuple_text.group(1)
@@ -302,7 +331,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _SET_ARGUMENT.sub(r"\\\1(\2)", s)
     for pattern, repl in _FRAC_DIGITS:
         s = pattern.sub(repl, s)
-    # Dollars left after unwrapping are inline-math delimiters or currency: both carry no value.
+    # Unescaped dollars left after unwrapping are inline-math delimiters or currency: both carry
+    # no value.
     s = _DOLLAR.sub(" ", s).replace("\\(", " ").replace("\\)", " ")
     s = _WS.sub(" ", s).strip()
     s = _PERCENT_WORD.sub("%", s)
@@ -310,11 +340,21 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = TRAILING_PUNCT.sub("", s)
     s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
     s = TRAILING_PUNCT.sub("", _drop_qualifier(s))
+    if "out of" in s:
+        s = _OUT_OF.sub(r"\\frac{\1}{\2}", s)
     if _NO_SOLUTION.match(s):
         s = "\\emptyset"  # "no solution", "None", "there are no real solutions": the empty set
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _ordinal(match: re.Match[str]) -> str:
+    digits = match.group(1)
+    suffix = next(g for g in match.groups()[1:] if g is not None)
+    last_two = int(digits[-2:])
+    own = "th" if 11 <= last_two <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(last_two % 10, "th")
+    return digits if suffix == own else match.group(0)
 
 
 def _cis(match: re.Match[str]) -> str:

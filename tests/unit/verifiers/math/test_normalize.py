@@ -83,6 +83,21 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("\\color{red} 5", "5"),
         ("n \\equiv 1 \\pmod 3", "n\\equiv 1\\pmod{3}"),
         ("\\max\\{a, b\\}", "\\max(a, b)"),
+        ("11{:}30", "11:30"),
+        # an ordinal's own suffix is not a power; another one is left alone
+        ("5^{\\text{th}}", "5"),
+        ("5^\\text{th}", "5"),
+        ("21^{st}", "21"),
+        ("12^{\\mathrm{th}}", "12"),
+        ("2^{st}", "2^{st}"),
+        ("x^{th}", "x^{th}"),
+        # vulgar fractions, also in mixed numbers
+        ("½", "\\frac{1}{2}"),
+        ("2½", "2\\frac{1}{2}"),
+        ("⅞", "\\frac{7}{8}"),
+        ("1⁄2", "1/2"),
+        ("2\\text{ out of }3", "\\frac{2}{3}"),
+        ("2 out of 3", "\\frac{2}{3}"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:

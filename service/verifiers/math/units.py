@@ -42,9 +42,10 @@ _PAREN_SUFFIX = re.compile(
     rf"{_UNIT_POWER}\s*\))\s*$"
 )
 _DEGREE_SUFFIX = re.compile(r"\s*(?:\^\\circ|\\circ)\s*(?:\\text\{\s*[CF]\s*\}|[CF])?\s*$")
+# A currency before a number ("-\\$5" is -5 dollars); "rs+1" is an expression, not 1 rupee.
 _CURRENCY_PREFIX = re.compile(
-    r"^(?P<sign>[+-]?)\s*(?P<unit>(?:\\text\{\s*)?(?:(?:usd|rs)(?![a-z])\.?|€|£|¥|₹|\\?\$)"
-    r"(?:\s*\})?)\s*",
+    r"^(?P<sign>[+-]?)\s*(?P<unit>(?:\\text\{\s*)?(?:(?:usd|rs)(?![a-z])\.?(?:\s*\})?\s*(?=\.?\d)"
+    r"|(?:€|£|¥|₹|\\?\$)(?:\s*\})?\s*(?=[-+]?\s*\.?\d)))",
     re.IGNORECASE,
 )
 _WORDS_SUFFIX = re.compile(r"(?<=\d)\s+[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,3}$")
@@ -111,7 +112,7 @@ def split_units(text: str) -> tuple[str, tuple[str, ...]]:
         before = s
         currency = _CURRENCY_PREFIX.match(s)
         if currency:
-            labels.append(currency.group("unit"))
+            labels.append(currency.group("unit").strip())
             s = currency.group("sign") + s[currency.end() :]
         # The scale word ends the text: skip the match (which backtracks over every digit of a
         # long number) when the text does not end in a letter or a closing brace.
@@ -183,7 +184,7 @@ _WORD_FORMS = {
     "yd": ("yd", "yard"),
     "mi": ("mile",),
     "g": ("gram", "gramme"),
-    "kg": ("kg", "kilogram", "kilogramme"),
+    "kg": ("kg", "kilo", "kilogram", "kilogramme"),
     "mg": ("milligram", "milligramme"),
     "lb": ("lb", "lbs"),
     "oz": ("oz", "ounce"),
@@ -196,7 +197,7 @@ _WORD_FORMS = {
     "month": ("month",),
     "year": ("year", "yr", "yrs"),
     "L": ("liter", "litre"),
-    "mL": ("ml", "milliliter", "millilitre"),
+    "mL": ("ml", "milliliter", "millilitre", "cc"),
     "gal": ("gal", "gallon"),
     "K": ("kelvin",),
     "J": ("joule",),
@@ -228,6 +229,8 @@ _MARKUP = re.compile(r"\\text\{|[{}()~]|\\(?=\$)")
 _POWER = re.compile(r"^(?P<base>.+?)\s*\^\s*(?P<power>-?\d)$")
 _SQUARE_CUBIC = re.compile(r"^(?:(?P<sq>square|sq\.?)|cubic|cu\.?)\s+(?P<base>.+)$", re.I)
 _PER = re.compile(r"\s*/\s*|\s+per\s+", re.IGNORECASE)
+# One unit under two names: a cubic centimetre is a millilitre.
+_SAME_UNIT = {"cm^3": "mL", "dm^3": "L"}
 _DEGREE_KEYS = {"": "deg", "C": "degC", "F": "degF"}
 # A degree sign alone may be a temperature's.
 _COMPATIBLE = frozenset({frozenset({"deg", "degC"}), frozenset({"deg", "degF"})})
@@ -255,7 +258,8 @@ def _label_key(label: str) -> str | None:
         key = f"{top}/{bottom}" if top and bottom else None
     if key is None:
         return None
-    return key if power in ("", "1") else f"{key}^{power}"
+    key = key if power in ("", "1") else f"{key}^{power}"
+    return _SAME_UNIT.get(key, key)
 
 
 def unit_key(labels: tuple[str, ...]) -> str | None:
@@ -268,7 +272,11 @@ def unit_key(labels: tuple[str, ...]) -> str | None:
 
 
 def units_differ(g: str | None, a: str | None) -> bool:
-    """Both sides name a known unit, and not the same one."""
+    """Both sides name a known unit, and not the same one. A rate against its numerator's
+    unit is not a difference: a ground truth often names only the currency of a wage
+    (``\\$5`` against ``5 \\text{ dollars per hour}``)."""
     if g is None or a is None or g == a:
         return False
+    if ("/" in g) != ("/" in a):
+        return g.split("/")[0] != a.split("/")[0]
     return frozenset({g, a}) not in _COMPATIBLE

@@ -45,6 +45,9 @@ def key_of(answer: str) -> str | None:
         ("20 \\text{ miles per hour}", "mi/h"),
         ("3 \\text{ m/s}", "m/s"),
         ("17 \\text{ (cm)}", "cm"),
+        ("50 \\text{ cm}^3", "mL"),  # one unit under two names
+        ("50 \\text{ cc}", "mL"),
+        ("\\text{Rs.} 500", "INR"),
         # unknown labels and compound units name no unit: they are ignored as before
         ("5 \\text{ units}", None),
         ("12 \\text{ apples}", None),
@@ -74,6 +77,11 @@ def test_case_matters_for_symbols_only() -> None:
         ("degC", "degF", True),
         ("cm", "cm", False),
         ("deg", "degC", False),  # a degree sign alone may be the temperature's
+        ("USD", "USD/h", False),  # a wage's currency alone
+        ("km/h", "km", False),
+        ("km/h", "m/s", True),
+        ("km/h", "km/s", True),
+        ("m", "km/h", True),
         (None, "cm", False),
         ("cm", None, False),
     ],
@@ -129,6 +137,7 @@ def test_words_that_change_or_deny_the_value_are_kept(raw: str) -> None:
         ("5 is the only solution", "5"),
         ("-\\$5", "-5"),
         ("\\$2\\text{million}", "2\\times10^{6}"),
+        ("\\$-5", "-5"),
     ],
 )
 def test_plain_labels_are_still_dropped(raw: str, expected: str) -> None:
@@ -148,6 +157,11 @@ def test_different_units_say_so(completion: str, ground_truth: str) -> None:
     verdict = verify(completion, ground_truth, {})
     assert verdict.status == "incorrect"
     assert "different unit" in verdict.details["reason"]
+
+
+@pytest.mark.parametrize("raw", ["rs+1", "-rs", "usd"])
+def test_a_currency_word_goes_before_a_number_only(raw: str) -> None:
+    assert strip_units(raw) == raw
 
 
 def test_units_are_not_converted() -> None:

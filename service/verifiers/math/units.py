@@ -61,32 +61,37 @@ _SCALE_EXPONENT = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "tri
 
 # Words after a value that deny it ("x = 3 \\text{ is extraneous}") or change it ("5 \\text{ or
 # more}", "5 \\text{ squared}", "2 \\text{ and a half}"): such a label is part of the answer.
-# "per" (meters per second), "times" and plain nouns (apples, ways) stay droppable.
+# "per" (meters per second), "times", plain nouns (apples, ways) and a comparative alone ("12
+# more", the answer to "how many more") stay droppable.
 _DENYING = re.compile(
     r"n't|\b(?:not|no|never|none|wrong|incorrect|false|extraneous|invalid|rejected|reject|"
     r"impossible|excluded|spurious|undefined)\b",
     re.IGNORECASE,
 )
 _CHANGING = re.compile(
-    r"\b(?:is|are|was|were|be|or|and|nor|but|except|without|more|less|fewer|greater|smaller|"
-    r"larger|bigger|higher|lower|least|most|than|at|over|under|above|below|between|to|maximum|"
-    r"minimum|max|plus|minus|negative|squared|cubed|factorial|inverse|reciprocal|power|twice|"
-    r"double|triple|half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|"
-    r"ninths?|tenths?|hundredths?|thousandths?|approximately|approx|about|around|roughly|"
-    r"nearly|almost|circa|maybe|possibly|perhaps|probably|if|when|unless)\b",
+    r"\b(?:is|are|or|and|nor|but|except|without|least|most|than|over|under|above|below|between|"
+    r"maximum|minimum|max|plus|minus|negative|factorial|inverse|reciprocal|power|twice|double|"
+    r"triple|half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|"
+    r"tenths?|hundredths?|thousandths?|approximately|approx|about|around|roughly|nearly|almost|"
+    r"circa|maybe|possibly|perhaps|probably|if|when|unless)\b",
     re.IGNORECASE,
 )
-# "5 \\text{ is the answer}": a clause that only says what the value is.
+# "5 \\text{ squared}" changes the value; "5 \\text{ meters squared}" is a unit's power.
+_POWER_WORD = re.compile(r"^\s*(?:squared|cubed)\b", re.IGNORECASE)
+# "5 \\text{ is the answer}", "12 \\text{ apples are left}": a clause that only says what the
+# value is.
 _DESCRIBING = re.compile(
-    r"^(?:is|are)\s+the\s+(?:[a-z]+\s+){0,3}?(?:solution|answer|value|result)s?$", re.IGNORECASE
+    r"\b(?:is|are)\s+(?:the\s+(?:[a-z]+\s+){0,3}?(?:solution|answer|value|result)s?"
+    r"|left|remaining|needed)\s*$",
+    re.IGNORECASE,
 )
 
 
 def _droppable(label: str) -> bool:
     """A trailing label that may be a unit: no word in it denies or changes the value."""
-    if _DENYING.search(label):
+    if _DENYING.search(label) or _POWER_WORD.match(label):
         return False
-    return not _CHANGING.search(label) or bool(_DESCRIBING.match(label.strip()))
+    return not _CHANGING.search(_DESCRIBING.sub("", label))
 
 
 def _text_label(label: str) -> bool:
@@ -227,7 +232,11 @@ _WORDS = {
 }
 _MARKUP = re.compile(r"\\text\{|[{}()~]|\\(?=\$)")
 _POWER = re.compile(r"^(?P<base>.+?)\s*\^\s*(?P<power>-?\d)$")
-_SQUARE_CUBIC = re.compile(r"^(?:(?P<sq>square|sq\.?)|cubic|cu\.?)\s+(?P<base>.+)$", re.I)
+_SQUARE_CUBIC = re.compile(
+    r"^(?:(?P<sq>square|sq\.?)|cubic|cu\.?)\s+(?P<base>.+)$"
+    r"|^(?P<base2>.+?)\s+(?:(?P<sq2>squared)|cubed)$",
+    re.IGNORECASE,
+)
 _PER = re.compile(r"\s*/\s*|\s+per\s+", re.IGNORECASE)
 # One unit under two names: a cubic centimetre is a millilitre.
 _SAME_UNIT = {"cm^3": "mL", "dm^3": "L"}
@@ -251,7 +260,8 @@ def _label_key(label: str) -> str | None:
     if m := _POWER.match(s):
         s, power = m.group("base"), m.group("power")
     elif m := _SQUARE_CUBIC.match(s):
-        s, power = m.group("base"), "2" if m.group("sq") else "3"
+        s = m.group("base") or m.group("base2")
+        power = "2" if m.group("sq") or m.group("sq2") else "3"
     key = _base_key(s)
     if key is None and (parts := _PER.split(s)) and len(parts) == 2:
         top, bottom = _base_key(parts[0]), _base_key(parts[1])

@@ -41,6 +41,8 @@ def key_of(answer: str) -> str | None:
         ("5^\\circ", "deg"),
         ("5 \\text{ cm}^2", "cm^2"),
         ("5 \\text{ square centimeters}", "cm^2"),
+        ("5 \\text{ meters squared}", "m^2"),
+        ("5 \\text{ cm cubed}", "mL"),
         ("20 \\text{ mph}", "mi/h"),
         ("20 \\text{ miles per hour}", "mi/h"),
         ("3 \\text{ m/s}", "m/s"),
@@ -135,6 +137,9 @@ def test_words_that_change_or_deny_the_value_are_kept(raw: str) -> None:
         ("5\\text{times}", "5"),
         ("5\\text{is the answer}", "5"),
         ("5 is the only solution", "5"),
+        ("12\\text{apples are left}", "12"),
+        ("12\\text{more}", "12"),  # the answer to "how many more"
+        ("5\\text{meters squared}", "5"),
         ("-\\$5", "-5"),
         ("\\$2\\text{million}", "2\\times10^{6}"),
         ("\\$-5", "-5"),

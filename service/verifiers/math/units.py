@@ -127,15 +127,19 @@ def split_units(text: str) -> tuple[str, tuple[str, ...]]:
             # "5 million" is a number, not 5 with a unit.
             exponent = _SCALE_EXPONENT[scale.group("word").lower()]
             return f"{scale.group('num')}\\times10^{{{exponent}}}", tuple(labels)
-        s = _drop(s, _DEGREE_SUFFIX.search(s), labels)  # "5^\\circ \\text{C}" is one label
-        m = _TEXT_SUFFIX.search(s)
+        # Substring checks first: each search below scans every digit of a long number.
+        degree, text_label = "\\circ" in s, "\\text{" in s
+        if degree:
+            s = _drop(s, _DEGREE_SUFFIX.search(s), labels)  # "5^\\circ \\text{C}" is one label
+        m = _TEXT_SUFFIX.search(s) if text_label else None
         if m and m.start() > 0 and _text_label(m.group(1)) and _droppable(m.group(1)):
             s = _drop(s, m, labels)
-        elif s.endswith(("}", ")")):
+        elif text_label and s.endswith(("}", ")")):
             paren = _PAREN_SUFFIX.search(s)
             if paren and paren.start() > 0 and _paren_label(paren.group(1) or paren.group(2)):
                 s = _drop(s, paren, labels)
-        s = _drop(s, _DEGREE_SUFFIX.search(s), labels)
+        if degree:
+            s = _drop(s, _DEGREE_SUFFIX.search(s), labels)
         m2 = _UNIT_SUFFIX.search(s)
         if m2 and m2.start() > 0:
             s = _drop(s, m2, labels)

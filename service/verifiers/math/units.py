@@ -179,6 +179,7 @@ _SYMBOLS = {
     "K": "K", "J": "J", "kJ": "kJ", "eV": "eV", "N": "N", "W": "W", "kW": "kW",
     "Pa": "Pa", "kPa": "kPa", "Hz": "Hz",
     "$": "USD", "¢": "cent", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "Rs": "INR",
+    "AM": "AM", "PM": "PM", "a.m": "AM", "p.m": "PM", "A.M": "AM", "P.M": "PM",
 }  # fmt: skip
 _WORD_FORMS = {
     "m": ("meter", "metre"),
@@ -245,8 +246,10 @@ _PER = re.compile(r"\s*/\s*|\s+per\s+", re.IGNORECASE)
 # One unit under two names: a cubic centimetre is a millilitre.
 _SAME_UNIT = {"cm^3": "mL", "dm^3": "L"}
 _DEGREE_KEYS = {"": "deg", "C": "degC", "F": "degF"}
-# A degree sign alone may be a temperature's.
-_COMPATIBLE = frozenset({frozenset({"deg", "degC"}), frozenset({"deg", "degF"})})
+# A degree sign alone may be a temperature's; "pm" is the picometre or the afternoon.
+_COMPATIBLE = frozenset(
+    {frozenset({"deg", "degC"}), frozenset({"deg", "degF"}), frozenset({"pm", "PM"})}
+)
 
 
 def _base_key(word: str) -> str | None:

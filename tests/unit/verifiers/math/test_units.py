@@ -56,7 +56,8 @@ def key_of(answer: str) -> str | None:
         ("3 \\text{ J s}", None),
         ("5.2 \\mathrm{~km} \\mathrm{~s}^{-1}", None),
         ("3.54\\,\\text{m}/\\text{s}", None),
-        ("5 \\text{ PM}", None),
+        ("5 \\text{ PM}", "PM"),  # the half of the day of a time without minutes
+        ("5 \\text{ p.m.}", "PM"),
         ("5", None),
     ],
 )
@@ -79,6 +80,9 @@ def test_case_matters_for_symbols_only() -> None:
         ("degC", "degF", True),
         ("cm", "cm", False),
         ("deg", "degC", False),  # a degree sign alone may be the temperature's
+        ("pm", "PM", False),  # 5 pm: the picometre or the afternoon
+        ("pm", "AM", True),
+        ("AM", "PM", True),
         ("USD", "USD/h", False),  # a wage's currency alone
         ("km/h", "km", False),
         ("km/h", "m/s", True),

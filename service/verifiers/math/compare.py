@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .evidence import NUMERIC, SIGNIFICANT_DIGITS, collect, deciding
+from .clock import clocks_same
+from .evidence import NUMERIC, SIGNIFICANT_DIGITS, UNITS_DIFFER, collect, deciding
 from .semantics import (
     Ctx,
     Equation,
@@ -35,6 +36,7 @@ _REASONS = {
     SIGNIFICANT_DIGITS: "a decimal that agrees with the exact value to the configured "
     "min_significant_digits",
 }
+_UNITS_REASON = "a different unit from the ground truth's (units are not converted)"
 _METHOD_BY_KIND = {
     "number": "exact-number",
     "based": "string",
@@ -291,6 +293,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         # "x = 3" answers "3": compare what the equation states with the expected value.
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
+        if isinstance(a, Scalar) and (clock := clocks_same(g.text, a.text)) is not None:
+            return clock  # 2:30 PM is not 1:15 PM, although 2:30 = 1:15 as ratios
         if isinstance(a, Scalar) and (ratios := _ratios_same(g.text, a.text, ctx)) is not None:
             return ratios
         if isinstance(a, Scalar) and leaves_equal(
@@ -325,6 +329,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
 
 
 def _method(g: Sem, a: Sem, ctx: Ctx) -> str:
+    if isinstance(g, Scalar) and isinstance(a, Scalar) and clocks_same(g.text, a.text) is not None:
+        return "time"
     if isinstance(g, Scalar):
         g_kind = resolve_leaf(g.text, ctx.max_length).kind
         if isinstance(a, Scalar) and g_kind == "number":
@@ -359,4 +365,6 @@ def judge(g: Sem, a: Sem, ctx: Ctx) -> Outcome:
         if decided_by is None:
             return Outcome(True, method, _EQUIVALENT)
         return Outcome(True, decided_by, _REASONS[decided_by])
+    if UNITS_DIFFER in notes:
+        return Outcome(False, method, _UNITS_REASON)
     return Outcome(False, method, "not equivalent to the ground truth")

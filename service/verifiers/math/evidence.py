@@ -13,6 +13,9 @@ from contextvars import ContextVar
 
 NUMERIC = "numeric-mp"
 SIGNIFICANT_DIGITS = "significant-digits"
+# Not a method: two leaves that were equal but for their units (5 g against 5 kg), noted so
+# that the verdict can say why it is wrong.
+UNITS_DIFFER = "units-differ"
 # The most telling method wins when several were used: a numeric acceptance is the one a
 # reader of the details must know about.
 PRIORITY = (NUMERIC, SIGNIFICANT_DIGITS)

@@ -73,7 +73,9 @@ _CUT = re.compile(
     re.I,
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
-_NEGATED = re.compile(r"\bnot\s*(?:\$|\\\()?\s*$", re.I)
+_NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
+# "The answer is not 5.": a statement that denies a value states no answer.
+_DENIED = re.compile(r"^(?:not\b|n't\b)", re.I)
 _CONDITION = re.compile(
     r"\b(?:(?:attained|achieved|reached|obtained|occurs|holds)\s+(?:only\s+)?"
     r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff)"
@@ -90,7 +92,11 @@ _MATH_ENV = re.compile(
     r"|\\\((.+?)\\\)|\\\[(.+?)\\\]",
     re.S,
 )
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\d+)?%?")
+# A time of day is one value ("arrives at 11:30 AM" answers 11:30 AM, not 30).
+_NUMBER = re.compile(
+    r"(?<![\w.])(?:\d{1,2}:[0-5]\d(?![\d:])(?:\s?[AaPp]\.?\s?[Mm](?![A-Za-z])\.?)?"
+    r"|[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+|/\d+)?%?)"
+)
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _VERB_TAIL = re.compile(r"^.*\b(?:is|are|equals|was|be)\s+(.+)$", re.S)
@@ -277,7 +283,10 @@ def _last_anchor(text: str, forms: frozenset[str]) -> tuple[int, str, str] | Non
             form = _FORM_OF_GROUP.get(m.lastgroup or "", "")
             if form not in forms:
                 continue
-            content = _cut_statement(text[m.end() : m.end() + 2000])
+            rest = text[m.end() : m.end() + 2000]
+            if _DENIED.match(rest.lstrip(" \t*:")):
+                continue
+            content = _cut_statement(rest)
             if _plausible(content):
                 return m.start(), content, form
     return None

@@ -3,7 +3,7 @@
 Every rewrite here must preserve mathematical meaning: the verifier accepts two answers whose
 normalised strings are identical, so a rewrite that merges two different values would be a
 false positive. Unit and currency stripping is the one deliberate exception (documented in
-``strip_units``): it only drops a label after a complete value.
+``units.py``): it only drops a label after a complete value, and happens at comparison time.
 """
 
 from __future__ import annotations
@@ -37,6 +37,26 @@ _UNICODE = {
     "\u00a0": " ",
     "\u2009": " ",
     "\u202f": " ",
+    # Vulgar fractions: "2½" then reads as the mixed number 2\frac{1}{2}.
+    "\u00bd": r"\frac{1}{2}",
+    "\u2153": r"\frac{1}{3}",
+    "\u2154": r"\frac{2}{3}",
+    "\u00bc": r"\frac{1}{4}",
+    "\u00be": r"\frac{3}{4}",
+    "\u2155": r"\frac{1}{5}",
+    "\u2156": r"\frac{2}{5}",
+    "\u2157": r"\frac{3}{5}",
+    "\u2158": r"\frac{4}{5}",
+    "\u2159": r"\frac{1}{6}",
+    "\u215a": r"\frac{5}{6}",
+    "\u2150": r"\frac{1}{7}",
+    "\u215b": r"\frac{1}{8}",
+    "\u215c": r"\frac{3}{8}",
+    "\u215d": r"\frac{5}{8}",
+    "\u215e": r"\frac{7}{8}",
+    "\u2151": r"\frac{1}{9}",
+    "\u2152": r"\frac{1}{10}",
+    "\u2044": "/",  # fraction slash
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
@@ -50,12 +70,21 @@ _THOUSANDS_THIN = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\,(?=\d{3}(
 _NEG_SPACE = re.compile(r"(?<!\\)\\!")
 _QUOTES = re.compile(r"\\?\"|''|``")
 _EULER = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*e\s*\}|\\rm\s+e(?![a-zA-Z])")
+# "3+2\\mathrm{i}": an upright i is the imaginary unit (ISO style), never a unit label to drop.
+_UPRIGHT_I = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*i\s*\}")
 _SPACING = re.compile(r"(?<!\\)\\[,;:> ]|\\q?quad(?![a-zA-Z])|\\enspace|\\hspace\*?\{[^{}]*\}|~")
 _STYLE = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])")
 _TEXT_CMD = re.compile(
     r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|"
     r"mathtt|boldsymbol|bm|mbox|hbox|text)\s*\{"
 )
+# "5^{\\text{th}}", "22^{nd}": an ordinal's suffix (when it is the number's own) is not a power.
+_ORDINAL = re.compile(
+    r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*(?:\\text\{\s*(st|nd|rd|th)\s*\}|(st|nd|rd|th))\s*\}"
+    r"|\\text\{\s*(st|nd|rd|th)\s*\})"
+)
+# "2 \\text{ out of } 3" is the proportion 2/3.
+_OUT_OF = re.compile(r"^(\d+)\s*(?:\\text\{\s*out\s+of\s*\}|out\s+of)\s*(\d+)$")
 _TEXT_WORD_SEP = re.compile(r"\\text\{\s*(or|and|,)\s*\}")
 # "\\text{(1, 2)}": a tuple or interval of numbers typed in text mode is still that tuple.
 _TEXT_NUMBER_TUPLE = re.compile(r"^\\text\{\s*([(\[][^{}\\A-Za-z]*[)\]])\s*\}$")
@@ -93,7 +122,7 @@ _FRAC_DIGITS = [
 ]
 _WS = re.compile(r"\s+")
 _SPACE_NEAR_SYMBOL = re.compile(r" (?=[^A-Za-z0-9 ])|(?<=[^A-Za-z0-9, ]) ")
-_TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\\\|\\text\{\s*\.?\s*\})+$")
+TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\\\|\\text\{\s*\.?\s*\})+$")
 _LEADING_WORDS = re.compile(
     r"^(?:(?:either|both|thus|so|hence|therefore|approximately|about|exactly|is|are)\b\s*"
     r"|(?:[=:]|\\approx(?![a-zA-Z])|\\sim(?![a-zA-Z]))\s*)+",
@@ -103,6 +132,8 @@ _PERCENT_WORD = re.compile(r"\s*(?:\\text\{\s*)?(?:percent|per cent|pct)\s*\}?\s
 # "2,74" with the decimal-comma convention; "2, 74" stays a list and "1,234,567" a grouping.
 _DECIMAL_COMMA = re.compile(r"(?<![\d.,A-Za-z_])(\d+),(\d+)(?![\d,])")
 _SCRIPT_OPEN = ("_{", "^{")
+_ESCAPED_DOLLAR = re.compile(r"\\\$(?!\s*[-+]?\.?\d)")
+_DOLLAR = re.compile(r"(?<!\\)\$")
 _TEXTDOLLAR = re.compile(r"\\textdollar(?![a-zA-Z])(?:\s*\{\s*\})?")
 _COLOR = re.compile(r"\\(?:text)?color\s*\{[^{}]*\}")
 # "\\max\\{a, b\\}" is "\\max(a, b)" (the arguments written as a set).
@@ -264,7 +295,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
     s = _TEXTDOLLAR.sub("$", s)
-    s = s.replace("\\%", "%").replace("\\$", "$").replace("{,}", ",")
+    # "\\$5" is currency: its sign is kept for the unit comparison (not against "5 cents").
+    s = _ESCAPED_DOLLAR.sub("$", s.replace("\\%", "%")).replace("{,}", ",").replace("{:}", ":")
     s = s.replace("\\langle", "(").replace("\\rangle", ")").replace(":=", "=")
     s = _system_rows(s)
     s = _COLOR.sub("", s)
@@ -276,8 +308,11 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _NEG_SPACE.sub("", s)
     s = _QUOTES.sub(" ", s)
     s = _EULER.sub("e", s)
+    s = _UPRIGHT_I.sub("i", s)
     s = _SPACING.sub(" ", s)
     s = _TEXT_CMD.sub(r"\\text{", s)
+    if "^" in s:
+        s = _ORDINAL.sub(_ordinal, s)
     s = _ANSWER_LEAD.sub(lambda m: m.group(1) or "", s, count=1)
     if (tuple_text := _TEXT_NUMBER_TUPLE.match(s)) and "," in tuple_text.group(1):
         s = tuple_text.group(1)
@@ -296,19 +331,30 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _SET_ARGUMENT.sub(r"\\\1(\2)", s)
     for pattern, repl in _FRAC_DIGITS:
         s = pattern.sub(repl, s)
-    # Dollars left after unwrapping are inline-math delimiters or currency: both carry no value.
-    s = s.replace("$", " ").replace("\\(", " ").replace("\\)", " ")
+    # Unescaped dollars left after unwrapping are inline-math delimiters or currency: both carry
+    # no value.
+    s = _DOLLAR.sub(" ", s).replace("\\(", " ").replace("\\)", " ")
     s = _WS.sub(" ", s).strip()
     s = _PERCENT_WORD.sub("%", s)
     s = _LEADING_WORDS.sub("", s)
-    s = _TRAILING_PUNCT.sub("", s)
+    s = TRAILING_PUNCT.sub("", s)
     s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
-    s = _TRAILING_PUNCT.sub("", _drop_qualifier(s))
+    s = TRAILING_PUNCT.sub("", _drop_qualifier(s))
+    if "out of" in s:
+        s = _OUT_OF.sub(r"\\frac{\1}{\2}", s)
     if _NO_SOLUTION.match(s):
         s = "\\emptyset"  # "no solution", "None", "there are no real solutions": the empty set
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _ordinal(match: re.Match[str]) -> str:
+    digits = match.group(1)
+    suffix = next(g for g in match.groups()[1:] if g is not None)
+    last_two = int(digits[-2:])
+    own = "th" if 11 <= last_two <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(last_two % 10, "th")
+    return digits if suffix == own else match.group(0)
 
 
 def _cis(match: re.Match[str]) -> str:
@@ -338,87 +384,7 @@ def text_canon(text: str) -> str:
     return "".join(ch for ch in s if ch.isalnum())
 
 
-# Trailing labels that may follow a complete value. Bare single letters are not units here
-# ("5m" is an expression), they are only dropped inside \text{...}.
-_UNIT_WORDS = (
-    "square units|sq units|cubic units|units?|square|sq|cubic|"
-    "cm|mm|km|meters?|metres?|inches|inch|feet|foot|ft|yards?|yd|miles?|mi|"
-    "kg|grams?|mg|lbs?|pounds?|oz|ounces?|tons?|liters?|litres?|ml|gallons?|gal|"
-    "seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|yrs?|"
-    "degrees?|deg|radians?|rad|dollars?|cents?|euros?|usd|rs|rupees?|percentage points?|"
-    "mph|km/h|kmh|m/s|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2"
-)
-# Every unit word starts with a letter: the lookahead fails fast at each digit of a long number
-# instead of trying all the alternatives there (100 KB of digits: 86 ms -> 4 ms a search).
-# A unit's power: "cm^2", "cm^{3}", "s^{-1}" (Minerva writes "\\mathrm{~cm}^{-3}").
-_UNIT_POWER = r"(?:\s*\^\s*(?:\{\s*-?\d\s*\}|\d))?"
-_UNIT_SUFFIX = re.compile(
-    rf"(?<=[\d}}\s])\s*(?=[A-Za-z])(?:{_UNIT_WORDS}){_UNIT_POWER}\s*$",
-    re.IGNORECASE,
-)
-# "3.54 \\text{m}/\\text{s}": a label divided by the next one goes with it.
-_TEXT_SUFFIX = re.compile(rf"(?:/\s*)?\\text\{{((?:[^{{}}]|\{{[^{{}}]*\}})*)\}}{_UNIT_POWER}\s*$")
-_UNIT_TEXT_CONTENT = re.compile(r"^[\sA-Za-z./\-^0-9{}]*[A-Za-z][\sA-Za-z./\-^0-9{}]*$")
-_DEGREE_SUFFIX = re.compile(r"\s*(?:\^\\circ|\\circ)\s*(?:\\text\{\s*[CF]\s*\}|[CF])?\s*$")
-_CURRENCY_PREFIX = re.compile(
-    r"^(?:\\text\{\s*)?(?:(?:usd|rs)(?![a-z])\.?|€|£|¥|₹|\$)(?:\s*\})?\s*", re.I
-)
-_WORDS_SUFFIX = re.compile(r"(?<=\d)\s+[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,3}$")
-_NUMBERISH = re.compile(r"^[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+|\d+/\d+)%?$")
-
-
-_MULTIPLIER = re.compile(r"hundred|thousand|million|billion|trillion|dozen|score", re.IGNORECASE)
-_SCALE_WORD = re.compile(
-    r"^(?P<num>[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+))\s*(?:\\text\{\s*)?"
-    r"(?P<word>hundred|thousand|million|billion|trillion)s?\s*\}?$",
-    re.IGNORECASE,
-)
-_SCALE_EXPONENT = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
-
-
-def strip_units(text: str) -> str:
-    """Drop currency, degree signs and unit labels that follow a complete value.
-
-    Units are ignored on both sides (``5 \\text{ cm}`` == ``5``): math ground truths rarely carry
-    units, and model answers often add them. Plain trailing words (``12 apples``) are only
-    dropped after a bare number, so ``5x`` or ``3 or 4`` are never affected.
-    """
-    s = text.strip()
-    # Compound units ("\\text{erg}\\,\\text{cm}^{-2}\\,\\text{s}^{-1}") go one label a round.
-    for _ in range(5):
-        before = s
-        s = _CURRENCY_PREFIX.sub("", s)
-        # The scale word ends the text: skip the match (which backtracks over every digit of a
-        # long number) when the text does not end in a letter or a closing brace.
-        tail = s.rstrip()[-1:]
-        scale = _SCALE_WORD.match(s) if tail.isalpha() or tail == "}" else None
-        if scale:
-            # "5 million" is a number, not 5 with a unit.
-            exponent = _SCALE_EXPONENT[scale.group("word").lower()]
-            return f"{scale.group('num')}\\times10^{{{exponent}}}"
-        m = _TEXT_SUFFIX.search(s)
-        label = m.group(1) if m else ""
-        if (
-            m
-            and m.start() > 0
-            and _UNIT_TEXT_CONTENT.match(label)
-            and not _MULTIPLIER.search(label)
-        ):
-            s = s[: m.start()].rstrip()
-        s = _DEGREE_SUFFIX.sub("", s)
-        m2 = _UNIT_SUFFIX.search(s)
-        if m2 and m2.start() > 0:
-            s = s[: m2.start()].rstrip()
-        m3 = _WORDS_SUFFIX.search(s)
-        if m3 and _NUMBERISH.match(s[: m3.start()].strip()) and not _MULTIPLIER.search(m3.group(0)):
-            s = s[: m3.start()].rstrip()
-        s = _TRAILING_PUNCT.sub("", s)
-        if s == before or not s:
-            break
-    return s or text.strip()
-
-
 def clean_piece(text: str) -> str:
     """Trim filler words and trailing punctuation from one piece of a split answer."""
     s = _LEADING_WORDS.sub("", text.strip())
-    return _TRAILING_PUNCT.sub("", s).strip()
+    return TRAILING_PUNCT.sub("", s).strip()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import clean_piece, strip_units
+from .normalize import clean_piece
+from .units import strip_units
 
 MAX_NESTING = 12
 # Longer lists are compared as opaque strings: truncating them could make unequal lists equal.

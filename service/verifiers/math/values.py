@@ -14,12 +14,13 @@ from fractions import Fraction
 from typing import Literal
 
 from .digits import agrees_to_digits
-from .evidence import SIGNIFICANT_DIGITS, note
+from .evidence import SIGNIFICANT_DIGITS, UNITS_DIFFER, note
 from .memo import memoize
-from .normalize import strip_units, text_canon, unwrap_text_commands
+from .normalize import text_canon, unwrap_text_commands
 from .numbers import ExactNumber, from_fraction, parse_number, percent_readings, same_number
 from .parse import ParsedExpr, has_decimal_literal, parse_latex
 from .symbolic import close_constants, expr_match, numeric_value, rational_expr, scaled
+from .units import split_units, unit_key, units_differ
 
 ValueKind = Literal["number", "based", "text", "expr", "bad"]
 
@@ -43,6 +44,11 @@ _HUNDREDTH = Fraction(1, 100)
 # variable).
 _BASED = re.compile(r"^(?=[0-9A-Za-z]*\d)([0-9A-Za-z]+)_\{?(\d{1,2})\}?$")
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# "\\angle ABC" names the angle at B: "\\angle CBA" is the same angle, "\\angle ACB" another one
+# (latex2sympy reads all three as the product A B C times a symbol "angle").
+_ANGLE_NAME = re.compile(
+    r"^(?:m\s*)?\\(?:angle|measuredangle)\s*(\{)?\s*([A-Z])\s*([A-Z])\s*([A-Z])\s*(?(1)\})$"
+)
 # The digits of a decimal literal's significand: "0.08330" has 4 significant digits.
 _SIGNIFICAND = re.compile(
     r"^[+-]?(?P<int>\d{1,3}(?:,\d{3})+|\d*)\.(?P<frac>\d+)(?:$|[eE]|\\times|\\cdot|\*)"
@@ -58,6 +64,8 @@ class Value:
     number: ExactNumber | None = None
     parsed: ParsedExpr | None = None
     percent: bool = False
+    # The unit the leaf names, when the unit table knows it (units.unit_key).
+    unit: str | None = None
 
 
 def is_symbol_name(text: str) -> bool:
@@ -114,20 +122,26 @@ def _same_based(based: Value, other: Value) -> bool:
 @memoize(maxsize=8192, max_chars=2000)
 def resolve_leaf(text: str, max_length: int) -> Value:
     """Resolve one leaf string to a number, a word, or a sympy expression."""
-    core = strip_units(text)
+    core, labels = split_units(text)
+    unit = unit_key(labels) if labels else None
     number = parse_number(core)
     if number is not None:
-        return Value("number", core, number=number)
+        return Value("number", core, number=number, unit=unit)
     based = _based_digits(core)
     if based is not None:
         return Value("based", based)
+    if angle := _ANGLE_NAME.match(core):
+        _, first, vertex, last = angle.groups()
+        return Value("text", f"angle {vertex} {min(first, last)}{max(first, last)}")
     had_text = "\\text{" in core
     plain = unwrap_text_commands(core).strip() if had_text else core
     if had_text:
         # "\\text{8 inches}": the unit is inside the text command, so strip it once unwrapped.
-        number = parse_number(plain) or parse_number(strip_units(plain))
+        inner, inner_labels = split_units(plain)
+        number = parse_number(plain) or parse_number(inner)
         if number is not None:
-            return Value("number", core, number=number)
+            unit = unit or (unit_key(inner_labels) if inner_labels else None)
+            return Value("number", core, number=number, unit=unit)
     # Bare single letters joined by "-" or spaces are an expression (``p - q``), not words.
     words = had_text or _longest_letter_run(plain) >= 2
     if _WORDS.match(plain) and sum(ch.isalpha() for ch in plain) >= 2 and words:
@@ -139,8 +153,8 @@ def resolve_leaf(text: str, max_length: int) -> Value:
         return Value("bad", core)
     exact = _number_from_expr(parsed, percent)
     if exact is not None:
-        return Value("number", core, number=exact)
-    return Value("expr", core, parsed=parsed, percent=percent)
+        return Value("number", core, number=exact, unit=unit)
+    return Value("expr", core, parsed=parsed, percent=percent, unit=unit)
 
 
 def _expr_readings(value: Value) -> list[ParsedExpr]:
@@ -224,16 +238,20 @@ def _leaf_match(
     if g_text == a_text:
         return "string"
     g, a = resolve_leaf(g_text, max_length), resolve_leaf(a_text, max_length)
-    return values_match(g, a, rel_tol, digits)
+    method = values_match(g, a, rel_tol, digits)
+    if method is not None and units_differ(g.unit, a.unit):
+        return UNITS_DIFFER  # the same number of another unit: 5 g is not 5 kg
+    return method
 
 
 def leaves_equal(
     g_text: str, a_text: str, max_length: int, rel_tol: float | None, digits: int | None = None
 ) -> bool:
-    """Memoised leaf comparison on the normalised leaf strings (notes how it matched)."""
+    """Memoised leaf comparison on the normalised leaf strings (notes how it matched, or
+    that only the units differed)."""
     method = _leaf_match(g_text, a_text, max_length, rel_tol, digits)
     note(method)
-    return method is not None
+    return method is not None and method != UNITS_DIFFER
 
 
 def approx_leaf(text: str, max_length: int) -> float | None:

@@ -53,7 +53,13 @@ from .structure import Junction, Node, parse_structure
 # of solutions, one \pm inside a tuple ((\pm 1, 0) is two points), r \operatorname{cis} \theta.
 # 1.6.1: an answer whose text is the ground truth's inside \text{} (or \textbf, \mathrm, ...)
 # is identical to it: \boxed{\textbf{(5)}} against (5).
-CODE_VERSION = "1.6.1"
+# 1.7.0: units compared when both sides name one the unit table knows (5 g is not 5 kg, \$5 not
+# 5 cents, 5 PM not 5 AM; nothing converted), a trailing label that denies or changes the value
+# kept (x = 3 \text{ is extraneous}, 5 \text{ squared}), units in parentheses, times of day as
+# minutes since midnight (2:30 PM is not 1:15 PM), angle names by their vertex (\angle ABC is
+# not \angle ACB), ordinal suffixes, Unicode vulgar fractions, "2 out of 3", an upright
+# \mathrm{i}, and "The answer is not 5." finding no answer.
+CODE_VERSION = "1.7.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "879c64ac81f10a52a19de3a78f4ce11445e94928b907ebf8d470883cabab1429",
+    "math@1.0.0": "6d0b48a79c577ab0cf7c45e6a39133010cde5bda2161ae8424d4bef960e2e8ef",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "1f47f543c44b8a40f5f230cf26be66197596a3f3a2b9af7a5166358d4746f208",
+    "r1_math@1.0.0": "38f9780b9ce2b65cb924f28cc3bf5a1cf498e7c56cae4ad83ee550d0c61a3aad",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

@@ -203,3 +203,19 @@ def test_per_variable_solutions_read_as_rounds() -> None:
 def test_reordered_products_of_unevaluated_trees() -> None:
     assert equal("2^{20000}\\cdot 3+1", "1+3\\cdot 2^{20000}")
     assert not equal("2^{20000}\\cdot 3+1", "1+3\\cdot 2^{20001}")
+
+
+@pytest.mark.parametrize(
+    ("gt", "answer", "expected"),
+    [
+        ("\\angle ABC", "\\angle CBA", True),  # the angle at B either way round
+        ("\\angle ABC", "\\angle{ABC}", True),
+        ("m\\angle ABC", "m\\angle CBA", True),
+        ("\\angle ACB", "\\angle ABC", False),  # not a product of A, B and C
+        ("\\angle BAC", "\\angle ABC", False),
+        ("\\angle QPR", "\\angle PQR", False),
+        ("m\\angle CAB", "m\\angle ABC", False),
+    ],
+)
+def test_an_angle_is_named_by_its_vertex(gt: str, answer: str, expected: bool) -> None:
+    assert equal(gt, answer) is expected

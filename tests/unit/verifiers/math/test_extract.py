@@ -177,6 +177,21 @@ def test_a_negated_last_number_is_no_answer() -> None:
     assert parts("Hence the count is not 3.") is None
 
 
+@pytest.mark.parametrize("text", ["The answer is not 5.", "The answer isn't 5."])
+def test_an_answer_statement_that_denies_a_value_is_no_answer(text: str) -> None:
+    assert parts(text) is None
+
+
+def test_a_denied_value_then_the_answer() -> None:
+    assert parts("The answer is not 5, but 6.") == ("6",)
+
+
+def test_a_time_of_day_is_one_value() -> None:
+    assert parts("The train arrives at 11:30 AM.") == ("11:30 AM.",)
+    assert parts("It ends at 9:05 p.m.", frozenset({"last_number"})) == ("9:05 p.m.",)
+    assert parts("The bus leaves at 7:45.", frozenset({"last_number"})) == ("7:45",)
+
+
 def test_statement_with_verb_takes_the_value() -> None:
     assert parts("Final Answer: The volume of $ABCD$ is 120. I hope it is correct.") == ("120",)
 

@@ -10,9 +10,9 @@ from service.verifiers.math.normalize import (
     normalize_answer,
     read_decimal_commas,
     strip_delimiters,
-    strip_units,
     text_canon,
 )
+from service.verifiers.math.units import strip_units
 
 
 @pytest.mark.parametrize(
@@ -83,6 +83,21 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("\\color{red} 5", "5"),
         ("n \\equiv 1 \\pmod 3", "n\\equiv 1\\pmod{3}"),
         ("\\max\\{a, b\\}", "\\max(a, b)"),
+        ("11{:}30", "11:30"),
+        # an ordinal's own suffix is not a power; another one is left alone
+        ("5^{\\text{th}}", "5"),
+        ("5^\\text{th}", "5"),
+        ("21^{st}", "21"),
+        ("12^{\\mathrm{th}}", "12"),
+        ("2^{st}", "2^{st}"),
+        ("x^{th}", "x^{th}"),
+        # vulgar fractions, also in mixed numbers
+        ("½", "\\frac{1}{2}"),
+        ("2½", "2\\frac{1}{2}"),
+        ("⅞", "\\frac{7}{8}"),
+        ("1⁄2", "1/2"),
+        ("2\\text{ out of }3", "\\frac{2}{3}"),
+        ("2 out of 3", "\\frac{2}{3}"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:
@@ -158,7 +173,9 @@ def test_decimal_comma_only_when_asked() -> None:
 
 def test_escaped_dollar_inside_math_is_unwrapped() -> None:
     assert strip_delimiters("$\\$18$") == "\\$18"
-    assert normalize_answer("$\\$18$") == "18"
+    # kept as the currency of a number (5 dollars are not 5 cents), dropped with the units
+    assert normalize_answer("$\\$18$") == "\\$18"
+    assert normalize_answer("$\\$$") == ""
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,11 @@ log = logging.getLogger(__name__)
 # LeetCode's definitions of both when it defines none; a function ground truth may say
 # ``"unwrap_expected": true`` (APPS / TACO call-based tests: an expected one-element list also
 # accepts its element); before, the key made the ground truth invalid.
-CODE_VERSION = "1.6.0"
+# 1.7.0: closes what a third red-team probe found. Under a float tolerance an expected infinity
+# (or a stdout number past a float's range, which float() reads as one) was close to every
+# number, and any answer passed: a non-finite value now equals only the same value, and such
+# stdout numbers are compared in decimal.
+CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 
 

@@ -117,6 +117,67 @@ def test_an_int_past_a_floats_range_is_wrong_under_a_tolerance() -> None:
         assert verdict.status == "incorrect"
 
 
+# An expected infinity, and the numbers stdout holds that float() reads as one: under a
+# tolerance, |x - inf| <= tolerance * inf held for every finite x, and any answer passed.
+_BIG = "1" + "0" * 400
+
+
+def _stdio(expected: str, **keys: Any) -> dict[str, Any]:
+    return {"language": "python", **keys, "tests": [{"stdin": "", "stdout": expected}]}
+
+
+INFINITE = {
+    "function": {
+        "language": "python",
+        "mode": "function",
+        "fn_name": "f",
+        "tests": [{"args": [[0, 1]], "expected": float("inf")}],
+    },
+    "lifted float('inf')": {
+        "language": "python",
+        "mode": "assert",
+        "tests": ["assert f([0, 1]) == float('inf')"],
+    },
+    "lifted math.inf": {
+        "language": "python",
+        "mode": "assert",
+        "tests": ["assert f([0, 1]) == math.inf"],
+    },
+    "stdio, 401 digits": _stdio(_BIG),
+    "stdio, 300!": _stdio(str(__import__("math").factorial(300))),
+    "stdio, a case line": _stdio("Case #1: 3" + "7" * 330),
+    "stdio, -1e400": _stdio("-1e400"),
+    "stdio, ignore_case": _stdio(_BIG + " YES", ignore_case=True),
+}
+
+
+@pytest.mark.parametrize("form", INFINITE)
+@pytest.mark.parametrize("number", ["0", "7", "-1"])
+def test_no_finite_number_passes_for_an_infinity_under_a_tolerance(form: str, number: str) -> None:
+    expected = INFINITE[form]["tests"][0]
+    if isinstance(expected, dict) and "stdout" in expected:
+        # The expected line with its one long number replaced by a short one.
+        words = [number if w[-1].isdigit() else w for w in expected["stdout"].split(" ")]
+        line = " ".join(words)
+        answer = line.lower() if INFINITE[form].get("ignore_case") else line
+        program = f"print({answer!r})"
+    else:
+        program = f"def f(x):\n    return {number}\n"
+    verdict = verify(fenced(program), {**INFINITE[form], "float_tolerance": 1e-6}, {})
+    _no_reward(verdict)
+    assert verdict.status == "incorrect", verdict.details
+
+
+def test_an_infinity_still_equals_itself_under_a_tolerance() -> None:
+    program = fenced("def f(x):\n    return float('inf')\n")
+    for form in ("function", "lifted float('inf')", "lifted math.inf"):
+        verdict = verify(program, {**INFINITE[form], "float_tolerance": 1e-6}, {})
+        assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    stdio = {**INFINITE["stdio, 401 digits"], "float_tolerance": 1e-6}
+    verdict = verify(fenced(f"print('{_BIG[:-1]}1')"), stdio, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
 @pytest.mark.parametrize("items", [400_000, 700_000])
 def test_a_value_too_big_for_the_harness_memory_is_no_error(items: int) -> None:
     # Plain data by its bounds, but the harness holding it as JSON runs out of memory: the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from service.sandbox.base import Limits, RunResult
 from service.verifiers.code.judge import (
     MEMORY_LIMIT,
@@ -95,3 +97,29 @@ def test_ints_past_a_floats_range_are_compared_exactly_never_converted() -> None
     assert json_equal(10**400 + 1, 10**400, 1e-6)  # relative to the expected value
     assert not json_equal(10**400 * 2, 10**400, 1e-6)
     assert json_equal([10**400], [10**400], 1e-6)
+
+
+def test_an_infinity_is_close_only_to_the_same_infinity() -> None:
+    # |x - inf| <= tolerance * inf holds for every finite x: no number may pass for inf.
+    inf, nan = float("inf"), float("nan")
+    assert not json_equal(0, inf, 1e-6) and not json_equal(12345, -inf, 1e-6)
+    assert not approx_equal(0, inf, 1e-6) and not approx_equal([7], [inf], 1e-6)
+    assert not json_equal(inf, 0, 1e-6) and not json_equal(-inf, inf, 1e-6)
+    assert not json_equal(nan, 1.0, 1.0) and not approx_equal(1.0, nan, 1.0)
+    assert json_equal(inf, inf, 1e-6) and approx_equal(-inf, -inf, 1e-6)
+
+
+def test_stdout_numbers_past_a_floats_range_are_compared_in_decimal() -> None:
+    big = "1" + "0" * 400
+    assert compare_stdout(b"0\n", big + "\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"42\n", str(math.factorial(300)) + "\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"Case #1: 7\n", "Case #1: 3" + "7" * 330, 1e-6) == "line 1 differs"
+    assert compare_stdout(b"-1\n", "-1e400\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"0 yes\n", big + " YES\n", 1e-6, ignore_case=True) is not None
+    assert compare_stdout(("2" + "0" * 400).encode(), big, 1e-6) == "line 1 differs"
+    assert compare_stdout(b"1e99999999999999999999\n", "1e400\n", 1e-6) == "line 1 differs"
+    # Within the tolerance they still pass, relative to the expected value or absolutely.
+    assert compare_stdout((big + "1").encode(), big + "0", 1e-6) is None
+    assert compare_stdout(b"1.0000001e400\n", "1e400\n", 1e-6) is None
+    assert compare_stdout(b"1e400\n", big + "\n", 1e-6) is None
+    assert compare_stdout(b"0\n", "1e-400\n", 1e-6) is None

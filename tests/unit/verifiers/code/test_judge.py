@@ -6,6 +6,7 @@ import math
 
 from service.sandbox.base import Limits, RunResult
 from service.verifiers.code.judge import (
+    _NUMBER,
     MEMORY_LIMIT,
     OUTPUT_LIMIT,
     RUNTIME_ERROR,
@@ -123,3 +124,12 @@ def test_stdout_numbers_past_a_floats_range_are_compared_in_decimal() -> None:
     assert compare_stdout(b"1.0000001e400\n", "1e400\n", 1e-6) is None
     assert compare_stdout(b"1e400\n", big + "\n", 1e-6) is None
     assert compare_stdout(b"0\n", "1e-400\n", 1e-6) is None
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    # The number pattern split a run of digits in every way before failing on the letter after
+    # it: quadratic, 15 s for 30,000 digits, hours at the 1 MB output cap, outside any limit.
+    token = "1" * 200_000 + "x"
+    assert compare_stdout(token.encode(), "1" * 200_000 + "2", 1e-6) == "line 1 differs"
+    assert compare_stdout(token.encode() + b" 1", "3 1", 1e-6) == "line 1 differs"
+    assert _NUMBER.fullmatch(token) is None and _NUMBER.fullmatch(token[:-1] + ".5e-3")

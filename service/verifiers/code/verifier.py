@@ -46,7 +46,11 @@ log = logging.getLogger(__name__)
 # quadratic time outside every limit). A lone surrogate in what the solution controls (an
 # exception's message, a function's or class's name, a value an assert message shows) crashed
 # the harness, and a wrong answer became an error with a null reward: text leaving the sandbox
-# and the verdict's details hold it as its escape.
+# and the verdict's details hold it as its escape. ``x in obj`` for an object of the solution
+# looks among the plain items it yields, and a returned iterator's length and items by index
+# are its items' (a class with ``__next__`` and a lying ``__contains__`` or ``__len__`` passed
+# ``assert len(r) == 6 and p in r``); a one-pass iterator behaves as in Python (``next()``
+# works, ``in`` consumes it up to the item, it has no length).
 CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 

@@ -140,8 +140,6 @@ class _Server:
             return self.result(list(target))
         if name == "__len__":
             return self.result(len(target))
-        if name == "__contains__":
-            return self.result(args[0] in target)
         if name == "__getitem__":
             return self.describe(target[args[0]])
         if name == "__setitem__":
@@ -195,7 +193,8 @@ class _Server:
         if callable(value):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
-            return {"o": self.handle(value), "np": reason, "it": True}
+            once = isinstance(value, Iterator)
+            return {"o": self.handle(value), "np": reason, "it": True, "once": once}
         return {"o": self.handle(value), "np": reason}
 
 

@@ -247,6 +247,67 @@ def test_an_iterator_is_only_iterated_and_its_items_must_be_plain(test: str) -> 
     _wrong_not_error(verify(fenced(program), ground_truth, {}))
 
 
+# An object that is an iterator by its methods (``__iter__``, ``__next__``) and yields nothing,
+# but says it holds whatever the test asks for: its ``in`` and ``len()`` passed the test.
+LYING_CONTAINER = """
+class Lying:
+    def __iter__(self): return self
+    def __next__(self): raise StopIteration
+    def __contains__(self, item): return True
+    def __len__(self): return 6
+    def __getitem__(self, index): return [1, 2, 3][index % 3]
+def permute(xs):
+    return Lying()
+WORDS = Lying()
+"""
+HONEST_CONTAINERS = """
+import itertools
+def permute(xs):
+    return itertools.permutations(xs)
+class Words:
+    def __init__(self, words): self.words = words
+    def __iter__(self): return iter(self.words)
+    def __contains__(self, word): return word in self.words
+    def __len__(self): return len(self.words)
+WORDS = Words(['the', 'a', 'an', 'of', 'to', 'in'])
+"""
+CONTAINER_TESTS = [
+    "def check(candidate):\n    r = candidate([1, 2, 3])\n    assert len(r) == 6\n"
+    "    for p in [(1, 2, 3), (3, 2, 1)]:\n        assert p in r\ncheck(permute)",
+    "r = permute([1, 2, 3])\nassert (2, 1, 3) in r",
+    "r = permute([1, 2, 3])\nassert len(r) == 6",
+    "r = permute([1, 2, 3])\nassert r[0] == 1 and r[1] == 2",
+    "assert 'the' in WORDS and 'an' in WORDS",
+]
+
+
+@pytest.mark.parametrize("test", CONTAINER_TESTS)
+def test_an_object_of_the_solution_does_not_decide_membership_or_its_length(test: str) -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
+    _wrong_not_error(verify(fenced(LYING_CONTAINER), ground_truth, {}))
+
+
+def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
+    # As in Python: a generator is consumed up to the item found, and has no length.
+    tests = [
+        "r = permute([1, 2, 3])\nassert (1, 3, 2) in r and (3, 1, 2) in r and (2, 1, 3) not in r",
+        "r = permute([1, 2])\nassert next(r) == (1, 2) and list(r) == [(2, 1)]",
+        "try:\n    len(permute([1]))\nexcept TypeError:\n    pass\nelse:\n    assert False",
+        "assert len(range_of(3)) == 3 and 2 in range_of(3) and range_of(3)[-1] == 2",
+        "assert 4 in evens([4, 5]) and 5 not in evens([4, 5])",
+        "assert 'b' in keys({'a': 1, 'b': 2}) and len(keys({'a': 1})) == 1",
+        "assert 'the' in WORDS and 'cat' not in WORDS and len(WORDS) == 6",
+    ]
+    program = HONEST_CONTAINERS + (
+        "def range_of(n):\n    return range(n)\n"
+        "def evens(xs):\n    return (x for x in xs if x % 2 == 0)\n"
+        "def keys(d):\n    return d.keys()\n"
+    )
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    verdict = verify(fenced(program), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
     verdict = verify(fenced(program), EXEC, {"reward": "fraction"})

@@ -399,64 +399,73 @@ class IteratorProxy(ObjectProxy):
     nothing else. Membership, length and items by index are those of its items, found here: a
     class of the solution with ``__next__`` could say it holds six items and yield none.
 
-    A one-pass iterator (a generator, ``map``) is drained once, when test code first asks, into
-    the items it has not consumed yet, and behaves as in Python: ``x in it`` consumes it up to
-    ``x``, ``next(it)`` takes one item, and it has no length or index. ``range`` and dict views
-    are iterated afresh each time."""
+    A one-pass iterator (a generator, ``map``) is read in growing chunks into the items test
+    code has not consumed yet, and behaves as in Python: ``x in it`` consumes it up to ``x``,
+    ``next(it)`` takes one item, it has no length or index, and it may be endless. ``range``
+    and dict views are iterated afresh each time."""
 
-    __slots__ = ("_left", "_once")
+    __slots__ = ("_chunk", "_ended", "_left", "_once")
 
     def __init__(self, session: Session, handle: int, name: str, once: bool) -> None:
         super().__init__(session, handle, name)
-        object.__setattr__(self, "_once", once)
-        object.__setattr__(self, "_left", None)
+        for slot, value in (("_once", once), ("_left", collections.deque()), ("_ended", False)):
+            object.__setattr__(self, slot, value)
+        object.__setattr__(self, "_chunk", 1)
 
-    def _one_pass(self) -> collections.deque[Any] | None:
-        """The items a one-pass iterator has left (drained on first use); None for others."""
+    def _pull(self) -> bool:
+        """More items of a one-pass iterator into those left; False at its end."""
+        if object.__getattribute__(self, "_ended"):
+            return False
+        chunk: int = object.__getattribute__(self, "_chunk")
+        items = self._data("__next__", chunk)
+        if type(items) is not list or len(items) > chunk:
+            raise TypeError("the solution's iterator did not give a list of items")
+        object.__getattribute__(self, "_left").extend(items)
+        object.__setattr__(self, "_ended", len(items) < chunk)
+        object.__setattr__(self, "_chunk", min(chunk * 2, _MAX_CHUNK))
+        return bool(items)
+
+    def _once_left(self) -> collections.deque[Any] | None:
         if not object.__getattribute__(self, "_once"):
             return None
-        left = object.__getattribute__(self, "_left")
-        if left is None:
-            left = collections.deque(self._items())
-            object.__setattr__(self, "_left", left)
-        return left  # type: ignore[no-any-return]
+        return object.__getattribute__(self, "_left")  # type: ignore[no-any-return]
 
     def __iter__(self) -> Any:
-        left = self._one_pass()
-        return iter(self._items()) if left is None else _consume(left)
+        left = self._once_left()
+        return iter(self._items()) if left is None else self._consume(left)
+
+    def _consume(self, left: collections.deque[Any]) -> Iterator[Any]:
+        while left or self._pull():
+            yield left.popleft()
 
     def __next__(self) -> Any:
-        left = self._one_pass()
+        left = self._once_left()
         if left is None:
             raise TypeError(f"{self!r} is not an iterator")
-        if not left:
+        if not left and not self._pull():
             raise StopIteration
         return left.popleft()
 
     def __contains__(self, item: Any) -> bool:
-        left = self._one_pass()
+        left = self._once_left()
         if left is None:
             return item in self._items()
-        while left:
-            value = left.popleft()
-            if value is item or value == item:
-                return True
-        return False
+        return any(value is item or value == item for value in self._consume(left))
 
     def __len__(self) -> int:
-        if object.__getattribute__(self, "_once"):
+        if self._once_left() is not None:
             raise TypeError(f"{self!r} has no len()")
         return len(self._items())
 
     def __getitem__(self, key: Any) -> Any:
-        if object.__getattribute__(self, "_once"):
+        if self._once_left() is not None:
             raise TypeError(f"{self!r} is not subscriptable")
         return self._items()[key]
 
 
-def _consume(left: collections.deque[Any]) -> Iterator[Any]:
-    while left:
-        yield left.popleft()
+# Items of a one-pass iterator asked for at once, at most: few calls for a long one, few items
+# made ahead of need for an endless one.
+_MAX_CHUNK = 4096
 
 
 class SolutionModule(types.ModuleType):

@@ -7,6 +7,7 @@ time the kernel reports.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import types
@@ -138,6 +139,8 @@ class _Server:
     def dunder(self, target: Any, name: str, args: list[Any]) -> dict[str, Any]:
         if name == "__iter__":
             return self.result(list(target))
+        if name == "__next__":
+            return self.result(list(itertools.islice(target, args[0])))
         if name == "__len__":
             return self.result(len(target))
         if name == "__getitem__":

@@ -297,8 +297,10 @@ def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
         "assert 4 in evens([4, 5]) and 5 not in evens([4, 5])",
         "assert 'b' in keys({'a': 1, 'b': 2}) and len(keys({'a': 1})) == 1",
         "assert 'the' in WORDS and 'cat' not in WORDS and len(WORDS) == 6",
+        "g = naturals()\nassert next(g) == 0 and 100 in g and next(g) == 101",
     ]
     program = HONEST_CONTAINERS + (
+        "def naturals():\n    yield from itertools.count()\n"
         "def range_of(n):\n    return range(n)\n"
         "def evens(xs):\n    return (x for x in xs if x % 2 == 0)\n"
         "def keys(d):\n    return d.keys()\n"

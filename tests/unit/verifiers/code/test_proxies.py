@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -38,9 +39,14 @@ def test_exceptions_of_other_classes_are_solution_errors() -> None:
 class _LyingLink:
     """A solution process whose object yields 1 and 2 but would say it holds anything."""
 
+    def __init__(self, items: Any = (1, 2)) -> None:
+        self.items = iter(items)
+
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
         assert message["op"] == "dunder"
         lies = {"__contains__": {"v": True}, "__len__": {"v": 6}, "__getitem__": {"v": 8}}
+        if message["name"] == "__next__":
+            return {"v": ["L", *itertools.islice(self.items, message["args"][0])]}
         return {"v": ["L", 1, 2]} if message["name"] == "__iter__" else lies[message["name"]]
 
 
@@ -61,6 +67,11 @@ def test_a_one_pass_iterator_is_consumed_as_in_python() -> None:
         len(iterator)
     with pytest.raises(TypeError):
         iterator[0]
+
+
+def test_an_endless_iterator_is_read_only_as_far_as_needed() -> None:
+    iterator = IteratorProxy(Session(_LyingLink(itertools.count())), 1, "count", once=True)
+    assert next(iterator) == 0 and 1000 in iterator and next(iterator) == 1001
 
 
 def test_membership_in_any_object_of_the_solution_comes_from_its_items() -> None:

@@ -11,6 +11,7 @@ import math
 import re
 import signal
 import string
+from collections import OrderedDict, deque
 from fractions import Fraction
 from typing import Any
 
@@ -87,9 +88,12 @@ def approx_equal(got: Any, want: Any, tolerance: float | None) -> bool:
         if isinstance(got, bool) or isinstance(want, bool):
             return bool(got == want)
         return got == want or numbers_close(got, want, tolerance)
-    if type(got) is not type(want) or not isinstance(got, (list, tuple, dict)):
+    if type(got) is not type(want) or not isinstance(got, (list, tuple, dict, deque)):
         return bool(got == want)
     if isinstance(got, dict):
+        # An OrderedDict is equal only in the same order, as in Python.
+        if isinstance(got, OrderedDict) and list(got) != list(want):
+            return False
         return got.keys() == want.keys() and all(
             approx_equal(got[k], want[k], tolerance) for k in got
         )

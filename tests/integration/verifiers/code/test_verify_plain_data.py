@@ -310,6 +310,72 @@ def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
+# The standard library's containers cross as themselves. An OrderedDict crossed as a dict, so
+# one in the wrong order passed; a Fraction or a deque was no plain data, so a right one failed.
+ORDERED = "from collections import OrderedDict\ndef build(pairs):\n    return OrderedDict({})\n"
+ORDER_TESTS = [
+    "assert build([('a', 1), ('b', 2)]) == OrderedDict([('a', 1), ('b', 2)])",
+    "r = build([('a', 1), ('b', 2)])\nassert r == OrderedDict([('a', 1), ('b', 2)])",
+]
+
+
+@pytest.mark.parametrize("tolerance", [None, 1e-6])
+@pytest.mark.parametrize("test", ORDER_TESTS, ids=["values", "exec"])
+def test_an_ordered_dict_is_equal_only_in_its_order(test: str, tolerance: float | None) -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
+    if tolerance is not None:
+        ground_truth["float_tolerance"] = tolerance
+    _wrong_not_error(verify(fenced(ORDERED.format("reversed(pairs)")), ground_truth, {}))
+    assert verify(fenced(ORDERED.format("pairs")), ground_truth, {}).status == "correct"
+
+
+STANDARD_ANSWERS = """
+from collections import Counter, OrderedDict, defaultdict, deque
+from fractions import Fraction
+def half(n):
+    return Fraction(n, 2)
+def window(xs):
+    return deque(xs, maxlen=2)
+def tally(s):
+    counts = Counter(s)
+    counts['q'] = 0
+    return counts
+def group(words):
+    groups = defaultdict(list)
+    for word in words:
+        groups[len(word)].append(word)
+    return groups
+def lru(keys):
+    order = OrderedDict()
+    for key in keys:
+        order[key] = True
+        order.move_to_end(key)
+    return order
+"""
+STANDARD_TESTS = [
+    "assert half(3) == Fraction(3, 2) and half(4) == 2",
+    "assert window([1, 2, 3]) == deque([2, 3])",
+    "assert tally('aab') == Counter({'a': 2, 'b': 1})",
+    "r = group(['a', 'bb', 'cc'])\nassert r[2] == ['bb', 'cc']\nassert r[5] == []",
+    "assert list(lru(['a', 'b', 'a'])) == ['b', 'a']",
+    "assert lru(['a', 'b', 'a']) == OrderedDict([('b', True), ('a', True)])",
+    "from collections import deque\nassert window([1, 2, 3]).maxlen == 2",
+]
+
+
+def test_the_standard_librarys_containers_are_answers_as_python_sees_them() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": STANDARD_TESTS}
+    verdict = verify(fenced(STANDARD_ANSWERS), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    function = {
+        "language": "python",
+        "mode": "function",
+        "fn_name": "tally",
+        "tests": [{"args": ["ab"], "expected": {"a": 1, "b": 1, "q": 0}}],
+    }
+    assert verify(fenced(STANDARD_ANSWERS), function, {}).status == "correct"
+
+
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
     verdict = verify(fenced(program), EXEC, {"reward": "fraction"})

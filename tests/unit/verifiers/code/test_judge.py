@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import OrderedDict, deque
 
 from service.sandbox.base import Limits, RunResult
 from service.verifiers.code.judge import (
@@ -133,3 +134,11 @@ def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
     assert compare_stdout(token.encode(), "1" * 200_000 + "2", 1e-6) == "line 1 differs"
     assert compare_stdout(token.encode() + b" 1", "3 1", 1e-6) == "line 1 differs"
     assert _NUMBER.fullmatch(token) is None and _NUMBER.fullmatch(token[:-1] + ".5e-3")
+
+
+def test_the_standard_containers_compare_as_python_has_it_under_a_tolerance() -> None:
+    ordered = OrderedDict(a=1.0, b=2.0)
+    assert not approx_equal(OrderedDict(b=2.0, a=1.0), ordered, 1e-6)
+    assert approx_equal(OrderedDict(a=1.0000001, b=2.0), ordered, 1e-6)
+    assert approx_equal(deque([0.1 + 0.2]), deque([0.3]), 1e-9)
+    assert not approx_equal(deque([1]), [1], 1e-9)

@@ -138,8 +138,11 @@ def _standard(
             return ["D", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
         return ["DD", name, *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
     if kind is collections.deque:
-        items = (_encode(item, depth + 1, budget, refs, answer, nodes) for item in value)
-        return ["DQ", value.maxlen, *items]
+        return [
+            "DQ",
+            value.maxlen,
+            *(_encode(v, depth + 1, budget, refs, answer, nodes) for v in value),
+        ]
     fractions = sys.modules.get("fractions")  # imported by whoever made one
     if fractions is not None and kind is fractions.Fraction:
         parts = value.numerator, value.denominator

@@ -428,7 +428,8 @@ class IteratorProxy(ObjectProxy):
     def _once_left(self) -> collections.deque[Any] | None:
         if not object.__getattribute__(self, "_once"):
             return None
-        return object.__getattribute__(self, "_left")  # type: ignore[no-any-return]
+        left: collections.deque[Any] = object.__getattribute__(self, "_left")
+        return left
 
     def __iter__(self) -> Any:
         left = self._once_left()

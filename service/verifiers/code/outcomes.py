@@ -26,6 +26,13 @@ _STDERR_HEAD = 300
 _NO_RESULT = "no result: the program ended before the test ran"
 
 
+def printable(text: str) -> str:
+    """``text`` as the verdict's details may hold it (they go to JSON and the database): a lone
+    surrogate, which a solution can put in a message or a name and UTF-8 cannot encode, as its
+    escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass(slots=True)
 class TestOutcome:
     index: int
@@ -36,6 +43,12 @@ class TestOutcome:
     stderr: str = ""
     stdout_head: str = ""
     judged: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every text of an outcome passes here: the harness's reports are the sandbox's word.
+        if self.reason is not None:
+            self.reason = printable(self.reason)
+        self.stderr, self.stdout_head = printable(self.stderr), printable(self.stdout_head)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

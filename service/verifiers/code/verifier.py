@@ -17,6 +17,7 @@ from .extract import extract_program
 from .flags import static_flags
 from .ground_truth import CodeProblem, parse_ground_truth
 from .judge import ACCEPTED, LIMIT_STATUSES
+from .outcomes import printable
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,23 @@ log = logging.getLogger(__name__)
 # LeetCode's definitions of both when it defines none; a function ground truth may say
 # ``"unwrap_expected": true`` (APPS / TACO call-based tests: an expected one-element list also
 # accepts its element); before, the key made the ground truth invalid.
-CODE_VERSION = "1.6.0"
+# 1.7.0: closes what a third red-team probe found. Under a float tolerance an expected infinity
+# (or a stdout number past a float's range, which float() reads as one) was close to every
+# number, and any answer passed: a non-finite value now equals only the same value, and such
+# stdout numbers are compared in decimal. The host's patterns for numbers in stdout and for
+# fences in a completion match in linear time (a run of digits with a letter after it took
+# quadratic time outside every limit). A lone surrogate in what the solution controls (an
+# exception's message, a function's or class's name, a value an assert message shows) crashed
+# the harness, and a wrong answer became an error with a null reward: text leaving the sandbox
+# and the verdict's details hold it as its escape. ``x in obj`` for an object of the solution
+# looks among the plain items it yields, and a returned iterator's length and items by index
+# are its items' (a class with ``__next__`` and a lying ``__contains__`` or ``__len__`` passed
+# ``assert len(r) == 6 and p in r``); a one-pass iterator behaves as in Python (``next()``
+# works, ``in`` consumes it up to the item, it has no length). OrderedDict, Counter, deque,
+# Fraction and a defaultdict with a builtin factory cross as themselves, rebuilt from the
+# receiver's own classes: an OrderedDict compares with its order (one in the wrong order
+# crossed as a dict and passed), and a right Fraction or deque is no longer a wrong answer.
+CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 
 
@@ -121,10 +138,11 @@ def verify(
         # Never run unisolated: no isolation means no verdict, not a 0.0.
         return Verdict(None, "error", details={**base, "reason": f"sandbox unavailable: {exc}"})
     except SandboxError as exc:
-        return Verdict(None, "error", details={**base, "reason": f"sandbox failed: {exc}"[:1000]})
+        reason = printable(f"sandbox failed: {exc}"[:1000])
+        return Verdict(None, "error", details={**base, "reason": reason})
     except Exception as exc:  # a bug here must cost this item an error, not the whole chunk
         log.exception("code verification failed")
-        reason = f"verifier raised {type(exc).__name__}: {exc}"[:1000]
+        reason = printable(f"verifier raised {type(exc).__name__}: {exc}"[:1000])
         return Verdict(None, "error", details={**base, "reason": reason})
     if execution.harness_limit is not None:
         # The ground truth, not the program: no verdict, never a 0.0.

@@ -25,7 +25,7 @@ from .link import Link, ProtocolError, TestTimeout
 from .output import Output, OutputLimit
 from .process import Forked
 from .proxies import HarnessLimit, NotPlainResult, Session, SolutionGone, SolutionModule
-from .records import HEAD, Records, clip, known_failure
+from .records import HEAD, Records, clip, known_failure, text
 
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -150,6 +150,11 @@ class Driver:
 
     def _emit(self, spec: dict[str, Any], record: dict[str, Any]) -> bool:
         report = record.get("report")
+        if report is not None:
+            # Why a test failed may name what the solution made (its class's name).
+            for key in ("invalid_result", "harness_limit"):
+                if type(report.get(key)) is str:
+                    report[key] = text(report[key])
         if report is not None and len(json.dumps(report)) > spec["result_cap"]:
             record.update(report=None, killed="result_limit")
         return self.records.emit(record)
@@ -216,7 +221,7 @@ class Driver:
             killed=outcome.killed,
             report=outcome.report,
             stdout_head=base64.b64encode(bytes(out[:HEAD])).decode(),
-            stderr=base64.b64encode(clip(err + outcome.trace.encode())).decode(),
+            stderr=base64.b64encode(clip(err + text(outcome.trace).encode())).decode(),
         )
         return record, outcome.abnormal
 

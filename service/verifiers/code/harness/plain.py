@@ -9,10 +9,14 @@ floats as themselves, everything else a list whose first element is a tag.
 ``encode`` runs where the value was made, ``decode`` where it is used; ``decode`` trusts
 nothing (only builtin types come out of it, and malformed input raises ``ValueError``).
 
-A value that is an answer (a solution's result, an operand of a test's comparison) may also be
-one of the standard library's dicts, ``Counter``, ``OrderedDict`` or ``defaultdict``: it travels
-as the dict of its items (MBPP's ``freq_count`` returns a ``Counter`` and is checked against a
-dict literal). Only its items cross; whatever its class would say about equality stays behind.
+The standard library's ``OrderedDict``, ``Counter``, ``deque`` and ``Fraction``, and a
+``defaultdict`` whose ``default_factory`` is a builtin type (``list``, ``int``, ``set``...) or None,
+are plain data too, of exactly those classes: their items (and factory, maxlen, numerator and
+denominator) cross, and the receiver rebuilds them from its own standard classes, as it does
+list and tree nodes (no code of the sender runs). An ``OrderedDict`` keeps its order, and so
+compares with it, as in Python. A value that is an answer (a solution's result, an operand of a
+test's comparison) may also be a ``defaultdict`` with another factory: it travels as the dict of
+its items (never as an argument, where the receiver would miss its default).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import base64
 import collections
 import json
+import sys
 from typing import Any
 
 from . import nodes as node_graphs
@@ -32,7 +37,13 @@ _SMALL_INT = 1 << 62
 REF = "R"
 _CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 _MAKERS: dict[str, Any] = {"L": list, "T": tuple, "S": set, "F": frozenset}
-_MAPPINGS = (collections.Counter, collections.OrderedDict, collections.defaultdict)
+# A defaultdict's factory crosses by its name, and only these (and None) have one.
+_FACTORIES: dict[str, type] = {
+    f.__name__: f for f in (list, int, set, dict, str, float, tuple, bool)
+}
+# A Fraction's numerator and denominator are bounded: rebuilding it takes their gcd, which for
+# the largest ints plain data carries (4 million bits) takes half a minute.
+_FRACTION_BITS = 100_000
 
 
 class NotPlain(TypeError):
@@ -76,12 +87,11 @@ def _encode(
     tag = _CONTAINERS.get(kind)
     if tag is not None:
         return [tag, *(_encode(item, depth + 1, budget, refs, answer, nodes) for item in value)]
-    if kind is dict or (answer and any(kind is mapping for mapping in _MAPPINGS)):
-        out: list[Any] = ["D"]
-        for key, item in dict.items(value):
-            out.append(_encode(key, depth + 1, budget, refs, answer, nodes))
-            out.append(_encode(item, depth + 1, budget, refs, answer, nodes))
-        return out
+    if kind is dict:
+        return ["D", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+    standard = _standard(value, kind, depth, budget, refs, answer, nodes)
+    if standard is not None:
+        return standard
     if kind is bytes:
         return ["B", base64.b64encode(value).decode("ascii")]
     if kind is complex:
@@ -101,6 +111,45 @@ def _encode(
         except TypeError as exc:  # NotPlain is one too
             raise NotPlain(str(exc)) from None
     raise NotPlain(f"{_type_name(value)} is not plain data")
+
+
+def _pairs(items: Any, depth: int, budget: _Budget, refs: Any, answer: bool, nodes: bool) -> Any:
+    for key, item in items:
+        yield _encode(key, depth + 1, budget, refs, answer, nodes)
+        yield _encode(item, depth + 1, budget, refs, answer, nodes)
+
+
+def _standard(
+    value: Any, kind: type, depth: int, budget: _Budget, refs: Any, answer: bool, nodes: bool
+) -> list[Any] | None:
+    """The wire form of one of the standard library's containers, or None for any other."""
+    if kind is collections.OrderedDict:
+        # Its own order: move_to_end does not reorder the dict beneath it.
+        items = collections.OrderedDict.items(value)
+        return ["OD", *_pairs(items, depth, budget, refs, answer, nodes)]
+    if kind is collections.Counter:
+        return ["CT", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+    if kind is collections.defaultdict:
+        factory = value.default_factory
+        name = next((n for n, f in _FACTORIES.items() if factory is f), None)
+        if factory is not None and name is None:
+            if not answer:
+                raise NotPlain("a defaultdict whose default_factory is not a builtin type")
+            return ["D", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+        return ["DD", name, *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+    if kind is collections.deque:
+        return [
+            "DQ",
+            value.maxlen,
+            *(_encode(v, depth + 1, budget, refs, answer, nodes) for v in value),
+        ]
+    fractions = sys.modules.get("fractions")  # imported by whoever made one
+    if fractions is not None and kind is fractions.Fraction:
+        parts = value.numerator, value.denominator
+        if any(type(part) is not int or part.bit_length() > _FRACTION_BITS for part in parts):
+            raise NotPlain(f"a Fraction of more than {_FRACTION_BITS} bits")
+        return ["Q", *(_encode(part, depth + 1, budget, refs) for part in parts)]
+    return None
 
 
 def _type_name(value: Any) -> str:
@@ -140,11 +189,18 @@ def _decode(data: Any, depth: int, budget: _Budget, refs: Any, nodes: Any = None
     try:
         if maker is not None:
             return maker(_decode(item, depth + 1, budget, refs, nodes) for item in data[1:])
-        if tag == "D":
+        if tag in ("D", "OD", "CT"):
             if len(data) % 2 != 1:
                 raise ValueError("malformed dict")
             items = [_decode(item, depth + 1, budget, refs, nodes) for item in data[1:]]
-            return dict(zip(items[0::2], items[1::2], strict=True))
+            pairs = dict(zip(items[0::2], items[1::2], strict=True))
+            if tag == "D":
+                return pairs
+            return collections.OrderedDict(pairs) if tag == "OD" else collections.Counter(pairs)
+        if tag in ("DD", "DQ") and len(data) >= 2:
+            return _decode_standard(data, lambda val: _decode(val, depth + 1, budget, refs, nodes))
+        if tag == "Q" and len(data) == 3:
+            return _decode_fraction(data, lambda val: _decode(val, depth + 1, budget, refs, nodes))
         if tag == "I" and len(data) == 2 and type(data[1]) is str and len(data[1]) < 1 << 20:
             return int(data[1], 16)
         if tag == "B" and len(data) == 2 and type(data[1]) is str:
@@ -163,6 +219,33 @@ def _decode(data: Any, depth: int, budget: _Budget, refs: Any, nodes: Any = None
     except TypeError as exc:  # an unhashable item of a set or a dict key
         raise ValueError(f"malformed value: {exc}") from None
     raise ValueError(f"malformed value (tag {tag[:10]!r})")
+
+
+def _decode_standard(data: list[Any], decode: Any) -> Any:
+    tag, setting, rest = data[0], data[1], data[2:]
+    if tag == "DD":
+        if len(rest) % 2 or not (
+            setting is None or (type(setting) is str and setting in _FACTORIES)
+        ):
+            raise ValueError("malformed defaultdict")
+        items = [decode(item) for item in rest]
+        factory = None if setting is None else _FACTORIES[setting]
+        return collections.defaultdict(factory, zip(items[0::2], items[1::2], strict=True))
+    if not (setting is None or (type(setting) is int and 0 <= setting <= MAX_NODES)):
+        raise ValueError("malformed deque")
+    return collections.deque((decode(item) for item in rest), setting)
+
+
+def _decode_fraction(data: list[Any], decode: Any) -> Any:
+    import fractions
+
+    numerator, denominator = decode(data[1]), decode(data[2])
+    parts = (numerator, denominator)
+    if any(type(part) is not int or part.bit_length() > _FRACTION_BITS for part in parts):
+        raise ValueError("malformed Fraction")
+    if denominator <= 0:
+        raise ValueError("malformed Fraction")
+    return fractions.Fraction(numerator, denominator)
 
 
 def dumps(value: Any) -> bytes:
@@ -188,11 +271,16 @@ def to_json(value: Any, depth: int = 0) -> Any:
         return value
     if depth >= MAX_DEPTH:
         raise NotPlain("result nested too deeply")
-    if kind in (list, tuple):
+    if kind in (list, tuple, collections.deque):
         return [to_json(item, depth + 1) for item in value]
-    if kind is dict:
+    if kind in _JSON_OBJECTS:
         return {_json_key(key): to_json(item, depth + 1) for key, item in value.items()}
     raise NotPlain(f"result is not JSON data: {kind.__name__}")
+
+
+# As json.dumps writes them: the standard dicts are JSON objects (a function's expected value
+# is JSON data, and MBPP's freq_count returns a Counter).
+_JSON_OBJECTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
 
 
 def _json_key(key: Any) -> str:

@@ -6,19 +6,22 @@ reaches it. The solution's names are bound to proxies: calling one sends the nam
 plain-data arguments to the solution process and gets back plain data (``plain.py``) and only
 plain data: any other result fails the test as a wrong answer, however the test handles it,
 except an iterator (a generator, ``map``, ``filter``, ``range``, a dict view), which test code
-may iterate as in Python, and only iterate: its items come as plain data. Calling a class of
-the solution gives an opaque object proxy (``Solution().method(...)``); an object proxy cannot
-be compared, hashed by value or tested for truth, so no object of the solution ever decides a
-comparison.
+may iterate as in Python, and only iterate: its items come as plain data, and its length,
+membership and items by index are computed here from them. Calling a class of the solution
+gives an opaque object proxy (``Solution().method(...)``); an object proxy cannot be compared,
+hashed by value or tested for truth, and ``x in obj`` looks among the plain items it yields,
+so no object of the solution ever decides a comparison.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
 import importlib
 import sys
 import types
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -125,7 +128,8 @@ class Session:
         """A call's result: plain data, or an iterator of the solution's that test code may
         iterate (``list(f(x))``), never compare or test for truth; anything else fails."""
         if "v" not in reply and reply.get("it") is True and type(reply.get("o")) is int:
-            return ObjectProxy(self, reply["o"], f"iterator from {name}")
+            once = reply.get("once") is True
+            return IteratorProxy(self, reply["o"], f"iterator from {name}", once)
         return self.data(reply)
 
     def attribute(self, reply: dict[str, Any], name: str) -> Any:
@@ -337,7 +341,7 @@ class ClassProxy(_Proxy):
 
 class ObjectProxy(_Proxy):
     """An object of the solution: its methods and attributes, its length, items and
-    iteration (as plain data); never its equality or truth."""
+    iteration (as plain data); never its equality, membership or truth."""
 
     __slots__ = ()
 
@@ -359,15 +363,19 @@ class ObjectProxy(_Proxy):
             raise TypeError("the solution's __len__ did not return an int")
         return length
 
-    def __iter__(self) -> Any:
+    def _items(self) -> list[Any]:
         items = self._data("__iter__")
-        return iter(items)
+        if type(items) is not list:
+            raise TypeError("the solution's iteration did not give a list of items")
+        return items
+
+    def __iter__(self) -> Any:
+        return iter(self._items())
 
     def __contains__(self, item: Any) -> bool:
-        found = self._data("__contains__", item)
-        if type(found) is not bool:
-            raise TypeError("the solution's __contains__ did not return a bool")
-        return found
+        # Membership is a comparison: made here, over the plain items the object yields. Its
+        # own __contains__ would say True for anything (``assert p in result`` passed).
+        return item in self._items()
 
     def __getitem__(self, key: Any) -> Any:
         session: Session = object.__getattribute__(self, "_session")
@@ -384,6 +392,81 @@ class ObjectProxy(_Proxy):
         if type(text) is not str:
             raise TypeError("the solution's __str__ did not return a str")
         return text
+
+
+class IteratorProxy(ObjectProxy):
+    """An iterator a call of the solution returned: an answer made of the items it yields, and
+    nothing else. Membership, length and items by index are those of its items, found here: a
+    class of the solution with ``__next__`` could say it holds six items and yield none.
+
+    A one-pass iterator (a generator, ``map``) is read in growing chunks into the items test
+    code has not consumed yet, and behaves as in Python: ``x in it`` consumes it up to ``x``,
+    ``next(it)`` takes one item, it has no length or index, and it may be endless. ``range``
+    and dict views are iterated afresh each time."""
+
+    __slots__ = ("_chunk", "_ended", "_left", "_once")
+
+    def __init__(self, session: Session, handle: int, name: str, once: bool) -> None:
+        super().__init__(session, handle, name)
+        for slot, value in (("_once", once), ("_left", collections.deque()), ("_ended", False)):
+            object.__setattr__(self, slot, value)
+        object.__setattr__(self, "_chunk", 1)
+
+    def _pull(self) -> bool:
+        """More items of a one-pass iterator into those left; False at its end."""
+        if object.__getattribute__(self, "_ended"):
+            return False
+        chunk: int = object.__getattribute__(self, "_chunk")
+        items = self._data("__next__", chunk)
+        if type(items) is not list or len(items) > chunk:
+            raise TypeError("the solution's iterator did not give a list of items")
+        object.__getattribute__(self, "_left").extend(items)
+        object.__setattr__(self, "_ended", len(items) < chunk)
+        object.__setattr__(self, "_chunk", min(chunk * 2, _MAX_CHUNK))
+        return bool(items)
+
+    def _once_left(self) -> collections.deque[Any] | None:
+        if not object.__getattribute__(self, "_once"):
+            return None
+        left: collections.deque[Any] = object.__getattribute__(self, "_left")
+        return left
+
+    def __iter__(self) -> Any:
+        left = self._once_left()
+        return iter(self._items()) if left is None else self._consume(left)
+
+    def _consume(self, left: collections.deque[Any]) -> Iterator[Any]:
+        while left or self._pull():
+            yield left.popleft()
+
+    def __next__(self) -> Any:
+        left = self._once_left()
+        if left is None:
+            raise TypeError(f"{self!r} is not an iterator")
+        if not left and not self._pull():
+            raise StopIteration
+        return left.popleft()
+
+    def __contains__(self, item: Any) -> bool:
+        left = self._once_left()
+        if left is None:
+            return item in self._items()
+        return any(value is item or value == item for value in self._consume(left))
+
+    def __len__(self) -> int:
+        if self._once_left() is not None:
+            raise TypeError(f"{self!r} has no len()")
+        return len(self._items())
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._once_left() is not None:
+            raise TypeError(f"{self!r} is not subscriptable")
+        return self._items()[key]
+
+
+# Items of a one-pass iterator asked for at once, at most: few calls for a long one, few items
+# made ahead of need for an endless one.
+_MAX_CHUNK = 4096
 
 
 class SolutionModule(types.ModuleType):

@@ -21,6 +21,14 @@ def line(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode() + b"\n"
 
 
+def text(value: str) -> str:
+    """``value`` as text every UTF-8 writer takes. What the solution controls (an exception's
+    message, a function's or a class's name, a value an assert message shows) may hold lone
+    surrogates, which ``str.encode`` refuses: the harness failed on them, and a wrong answer
+    became an error. They are written as their escapes."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def clip(data: bytes) -> bytes:
     """The head says what went wrong first; the tail holds the final traceback line (and the
     MemoryError the host looks for)."""

@@ -7,6 +7,7 @@ time the kernel reports.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import types
@@ -138,10 +139,10 @@ class _Server:
     def dunder(self, target: Any, name: str, args: list[Any]) -> dict[str, Any]:
         if name == "__iter__":
             return self.result(list(target))
+        if name == "__next__":
+            return self.result(list(itertools.islice(target, args[0])))
         if name == "__len__":
             return self.result(len(target))
-        if name == "__contains__":
-            return self.result(args[0] in target)
         if name == "__getitem__":
             return self.describe(target[args[0]])
         if name == "__setitem__":
@@ -195,7 +196,8 @@ class _Server:
         if callable(value):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
-            return {"o": self.handle(value), "np": reason, "it": True}
+            once = isinstance(value, Iterator)
+            return {"o": self.handle(value), "np": reason, "it": True, "once": once}
         return {"o": self.handle(value), "np": reason}
 
 

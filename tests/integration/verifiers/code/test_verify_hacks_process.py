@@ -146,6 +146,15 @@ def test_stdio_tricks_earn_nothing(trick: str) -> None:
     _no_reward(verdict)
 
 
+def test_a_long_token_under_a_tolerance_is_judged_at_once() -> None:
+    # The host's number pattern took quadratic time on a run of digits with a letter after it
+    # (15 s for 30,000 digits): outside every limit of the run, at the verifier's expense.
+    tolerant = {**STDIO, "float_tolerance": 1e-6}
+    verdict = verify(fenced("print('1' * 200_000 + 'x')"), tolerant, {"reward": "fraction"})
+    _no_reward(verdict)
+    assert verdict.details["tests"][0]["status"] == "wrong answer"
+
+
 def test_stdio_forgives_trailing_whitespace_only() -> None:
     program = "a, b = map(int, input().split())\nprint(a + b, end='   \\r\\n\\n\\n')\n"
     assert verify(fenced(program), STDIO, {}).status == "correct"

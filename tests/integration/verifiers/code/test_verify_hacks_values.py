@@ -6,6 +6,7 @@ standard modules test code uses. Each is a wrong answer (``incorrect`` or, for m
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -117,6 +118,67 @@ def test_an_int_past_a_floats_range_is_wrong_under_a_tolerance() -> None:
         assert verdict.status == "incorrect"
 
 
+# An expected infinity, and the numbers stdout holds that float() reads as one: under a
+# tolerance, |x - inf| <= tolerance * inf held for every finite x, and any answer passed.
+_BIG = "1" + "0" * 400
+
+
+def _stdio(expected: str, **keys: Any) -> dict[str, Any]:
+    return {"language": "python", **keys, "tests": [{"stdin": "", "stdout": expected}]}
+
+
+INFINITE = {
+    "function": {
+        "language": "python",
+        "mode": "function",
+        "fn_name": "f",
+        "tests": [{"args": [[0, 1]], "expected": float("inf")}],
+    },
+    "lifted float('inf')": {
+        "language": "python",
+        "mode": "assert",
+        "tests": ["assert f([0, 1]) == float('inf')"],
+    },
+    "lifted math.inf": {
+        "language": "python",
+        "mode": "assert",
+        "tests": ["assert f([0, 1]) == math.inf"],
+    },
+    "stdio, 401 digits": _stdio(_BIG),
+    "stdio, 300!": _stdio(str(__import__("math").factorial(300))),
+    "stdio, a case line": _stdio("Case #1: 3" + "7" * 330),
+    "stdio, -1e400": _stdio("-1e400"),
+    "stdio, ignore_case": _stdio(_BIG + " YES", ignore_case=True),
+}
+
+
+@pytest.mark.parametrize("form", INFINITE)
+@pytest.mark.parametrize("number", ["0", "7", "-1"])
+def test_no_finite_number_passes_for_an_infinity_under_a_tolerance(form: str, number: str) -> None:
+    expected = INFINITE[form]["tests"][0]
+    if isinstance(expected, dict) and "stdout" in expected:
+        # The expected line with its one long number replaced by a short one.
+        words = [number if w[-1].isdigit() else w for w in expected["stdout"].split(" ")]
+        line = " ".join(words)
+        answer = line.lower() if INFINITE[form].get("ignore_case") else line
+        program = f"print({answer!r})"
+    else:
+        program = f"def f(x):\n    return {number}\n"
+    verdict = verify(fenced(program), {**INFINITE[form], "float_tolerance": 1e-6}, {})
+    _no_reward(verdict)
+    assert verdict.status == "incorrect", verdict.details
+
+
+def test_an_infinity_still_equals_itself_under_a_tolerance() -> None:
+    program = fenced("def f(x):\n    return float('inf')\n")
+    for form in ("function", "lifted float('inf')", "lifted math.inf"):
+        verdict = verify(program, {**INFINITE[form], "float_tolerance": 1e-6}, {})
+        assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    stdio = {**INFINITE["stdio, 401 digits"], "float_tolerance": 1e-6}
+    verdict = verify(fenced(f"print('{_BIG[:-1]}1')"), stdio, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
 @pytest.mark.parametrize("items", [400_000, 700_000])
 def test_a_value_too_big_for_the_harness_memory_is_no_error(items: int) -> None:
     # Plain data by its bounds, but the harness holding it as JSON runs out of memory: the
@@ -180,3 +242,65 @@ def test_a_stand_in_for_a_standard_module_is_not_the_tests_module(form: str, sta
     _no_reward(verdict)
     honest = "import math\ndef area(r):\n    return math.pi * r * r\n"
     assert verify(fenced(honest), ground_truth, {}).status == "correct"
+
+
+# Lone surrogates in what the solution controls: the harness failed on them as it wrote the
+# test's trace or reason, and the wrong answer became an error with a null reward.
+SURROGATES = {
+    "message": "def add(a, b):\n    raise ValueError('\\ud800')\n",
+    "KeyError": "def add(a, b):\n    raise KeyError('\\ud83d')\n",
+    "function's name": "def add(a, b):\n    raise ValueError('plain')\n"
+    "add.__code__ = add.__code__.replace(co_name='\\ud800')\n",
+    "class's name": "class X:\n    pass\nX.__qualname__ = '\\ud800'\n"
+    "def add(a, b):\n    return X()\n",
+    "returned value": "def add(a, b):\n    return '\\udcff'\n",
+}
+# The returned value reaches the trace through the test's own assert message.
+SHOWN = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "def check(candidate):\n    got = candidate(1, 2)\n    assert got == 3, got\ncheck(add)",
+        "for a, b, want in [([1], [2], [1, 2])]:\n    got = add(a, b)\n"
+        "    assert got == want, f'add({a}, {b}) = {got}, want {want}'",
+    ],
+}
+LEETCODE = {
+    "language": "python",
+    "mode": "assert",
+    "tests": [
+        "def check(candidate):\n    assert candidate(nums=[2, 7, 11, 15], target=9) == [0, 1]\n"
+        "check(Solution().twoSum)"
+    ],
+}
+
+
+def _encodable(verdict: Any) -> None:
+    # Details go to JSON and the database: every text in them must encode as UTF-8.
+    json.dumps(verdict.details, ensure_ascii=False).encode("utf-8")
+
+
+@pytest.mark.parametrize("program", SURROGATES)
+@pytest.mark.parametrize("mode", [*MODES, "shown"])
+def test_a_lone_surrogate_from_the_solution_is_a_wrong_answer(mode: str, program: str) -> None:
+    verdict = verify(fenced(SURROGATES[program]), SHOWN if mode == "shown" else MODES[mode], {})
+    _no_reward(verdict)
+    assert verdict.status == "incorrect", verdict.details
+    _encodable(verdict)
+
+
+def test_a_lone_surrogate_in_a_solution_method_is_a_wrong_answer() -> None:
+    program = "class Solution:\n    def twoSum(self, nums, target):\n"
+    verdict = verify(fenced(program + "        raise ValueError('\\ud83d')\n"), LEETCODE, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    _encodable(verdict)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_lone_surrogate_in_one_test_leaves_the_others_their_reward(mode: str) -> None:
+    program = "def add(a, b):\n    if a == 1:\n        raise RuntimeError('\\udfff')\n"
+    program += "    return a + b\n"
+    verdict = verify(fenced(program), MODES[mode], {"reward": "fraction"})
+    expected = (0.0, "incorrect") if mode == "exec" else (0.5, "partial")
+    assert (verdict.reward, verdict.status) == expected, verdict.details
+    _encodable(verdict)

@@ -247,6 +247,135 @@ def test_an_iterator_is_only_iterated_and_its_items_must_be_plain(test: str) -> 
     _wrong_not_error(verify(fenced(program), ground_truth, {}))
 
 
+# An object that is an iterator by its methods (``__iter__``, ``__next__``) and yields nothing,
+# but says it holds whatever the test asks for: its ``in`` and ``len()`` passed the test.
+LYING_CONTAINER = """
+class Lying:
+    def __iter__(self): return self
+    def __next__(self): raise StopIteration
+    def __contains__(self, item): return True
+    def __len__(self): return 6
+    def __getitem__(self, index): return [1, 2, 3][index % 3]
+def permute(xs):
+    return Lying()
+WORDS = Lying()
+"""
+HONEST_CONTAINERS = """
+import itertools
+def permute(xs):
+    return itertools.permutations(xs)
+class Words:
+    def __init__(self, words): self.words = words
+    def __iter__(self): return iter(self.words)
+    def __contains__(self, word): return word in self.words
+    def __len__(self): return len(self.words)
+WORDS = Words(['the', 'a', 'an', 'of', 'to', 'in'])
+"""
+CONTAINER_TESTS = [
+    "def check(candidate):\n    r = candidate([1, 2, 3])\n    assert len(r) == 6\n"
+    "    for p in [(1, 2, 3), (3, 2, 1)]:\n        assert p in r\ncheck(permute)",
+    "r = permute([1, 2, 3])\nassert (2, 1, 3) in r",
+    "r = permute([1, 2, 3])\nassert len(r) == 6",
+    "r = permute([1, 2, 3])\nassert r[0] == 1 and r[1] == 2",
+    "assert 'the' in WORDS and 'an' in WORDS",
+]
+
+
+@pytest.mark.parametrize("test", CONTAINER_TESTS)
+def test_an_object_of_the_solution_does_not_decide_membership_or_its_length(test: str) -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
+    _wrong_not_error(verify(fenced(LYING_CONTAINER), ground_truth, {}))
+
+
+def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
+    # As in Python: a generator is consumed up to the item found, and has no length.
+    tests = [
+        "r = permute([1, 2, 3])\nassert (1, 3, 2) in r and (3, 1, 2) in r and (2, 1, 3) not in r",
+        "r = permute([1, 2])\nassert next(r) == (1, 2) and list(r) == [(2, 1)]",
+        "try:\n    len(permute([1]))\nexcept TypeError:\n    pass\nelse:\n    assert False",
+        "assert len(range_of(3)) == 3 and 2 in range_of(3) and range_of(3)[-1] == 2",
+        "assert 4 in evens([4, 5]) and 5 not in evens([4, 5])",
+        "assert 'b' in keys({'a': 1, 'b': 2}) and len(keys({'a': 1})) == 1",
+        "assert 'the' in WORDS and 'cat' not in WORDS and len(WORDS) == 6",
+        "g = naturals()\nassert next(g) == 0 and 100 in g and next(g) == 101",
+    ]
+    program = HONEST_CONTAINERS + (
+        "def naturals():\n    yield from itertools.count()\n"
+        "def range_of(n):\n    return range(n)\n"
+        "def evens(xs):\n    return (x for x in xs if x % 2 == 0)\n"
+        "def keys(d):\n    return d.keys()\n"
+    )
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    verdict = verify(fenced(program), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+# The standard library's containers cross as themselves. An OrderedDict crossed as a dict, so
+# one in the wrong order passed; a Fraction or a deque was no plain data, so a right one failed.
+ORDERED = "from collections import OrderedDict\ndef build(pairs):\n    return OrderedDict({})\n"
+ORDER_TESTS = [
+    "assert build([('a', 1), ('b', 2)]) == OrderedDict([('a', 1), ('b', 2)])",
+    "r = build([('a', 1), ('b', 2)])\nassert r == OrderedDict([('a', 1), ('b', 2)])",
+]
+
+
+@pytest.mark.parametrize("tolerance", [None, 1e-6])
+@pytest.mark.parametrize("test", ORDER_TESTS, ids=["values", "exec"])
+def test_an_ordered_dict_is_equal_only_in_its_order(test: str, tolerance: float | None) -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
+    if tolerance is not None:
+        ground_truth["float_tolerance"] = tolerance
+    _wrong_not_error(verify(fenced(ORDERED.format("reversed(pairs)")), ground_truth, {}))
+    assert verify(fenced(ORDERED.format("pairs")), ground_truth, {}).status == "correct"
+
+
+STANDARD_ANSWERS = """
+from collections import Counter, OrderedDict, defaultdict, deque
+from fractions import Fraction
+def half(n):
+    return Fraction(n, 2)
+def window(xs):
+    return deque(xs, maxlen=2)
+def tally(s):
+    counts = Counter(s)
+    counts['q'] = 0
+    return counts
+def group(words):
+    groups = defaultdict(list)
+    for word in words:
+        groups[len(word)].append(word)
+    return groups
+def lru(keys):
+    order = OrderedDict()
+    for key in keys:
+        order[key] = True
+        order.move_to_end(key)
+    return order
+"""
+STANDARD_TESTS = [
+    "assert half(3) == Fraction(3, 2) and half(4) == 2",
+    "assert window([1, 2, 3]) == deque([2, 3])",
+    "assert tally('aab') == Counter({'a': 2, 'b': 1})",
+    "r = group(['a', 'bb', 'cc'])\nassert r[2] == ['bb', 'cc']\nassert r[5] == []",
+    "assert list(lru(['a', 'b', 'a'])) == ['b', 'a']",
+    "assert lru(['a', 'b', 'a']) == OrderedDict([('b', True), ('a', True)])",
+    "from collections import deque\nassert window([1, 2, 3]).maxlen == 2",
+]
+
+
+def test_the_standard_librarys_containers_are_answers_as_python_sees_them() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": STANDARD_TESTS}
+    verdict = verify(fenced(STANDARD_ANSWERS), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    function = {
+        "language": "python",
+        "mode": "function",
+        "fn_name": "tally",
+        "tests": [{"args": ["ab"], "expected": {"a": 1, "b": 1, "q": 0}}],
+    }
+    assert verify(fenced(STANDARD_ANSWERS), function, {}).status == "correct"
+
+
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
     verdict = verify(fenced(program), EXEC, {"reward": "fraction"})

@@ -35,8 +35,10 @@ def test_the_sources_hold_every_module_of_the_harness() -> None:
 def test_a_session_ships_little() -> None:
     # What a session to a server without the warm harness ships (a warm server gets none of
     # it): the compressed bytecode stays small, a guard against the harness growing unnoticed.
-    # (56 KiB until code 1.6.0 added the list and tree nodes' module, ~3 KiB.)
-    assert sum(len(data) for data in bundle._files(False).values()) < 60 << 10
+    # (56 KiB until code 1.6.0 added the list and tree nodes' module, ~3 KiB; 60 KiB until code
+    # 1.7.0 rebuilt the standard library's containers and a returned iterator's items in the
+    # receiver, ~4 KiB.)
+    assert sum(len(data) for data in bundle._files(False).values()) < 64 << 10
 
 
 def test_the_whole_harness_is_offered_as_warm_code_under_its_digest() -> None:

@@ -96,3 +96,13 @@ def test_assert_mode_passes_over_usage_and_test_blocks_to_the_definition() -> No
     # A last block that binds a name the tests read stays the program.
     fixed = "```python\ndef add(a, b):\n    return 0\n```\n```python\nadd = lambda a, b: a + b\n```"
     assert "lambda" in extract_program(fixed, PYTHON, reads=("add",)).program  # type: ignore[union-attr]
+
+
+def test_an_opening_line_without_its_newline_is_read_in_linear_time() -> None:
+    # The fence pattern used to try every split of such a line before failing: quadratic in
+    # its length, about a minute for these (the completion is the model's, up to 1 MB).
+    spaces = "```python" + " " * 300_000
+    assert extract_program(spaces, PYTHON) is None
+    assert extract_program("`" * 300_000, PYTHON) is None
+    extracted = extract_program("```python\nprint(1)\n```\n" + spaces, PYTHON)
+    assert extracted is not None and extracted.program == "print(1)\n"

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections import OrderedDict, deque
+
 from service.sandbox.base import Limits, RunResult
 from service.verifiers.code.judge import (
+    _NUMBER,
     MEMORY_LIMIT,
     OUTPUT_LIMIT,
     RUNTIME_ERROR,
@@ -95,3 +99,46 @@ def test_ints_past_a_floats_range_are_compared_exactly_never_converted() -> None
     assert json_equal(10**400 + 1, 10**400, 1e-6)  # relative to the expected value
     assert not json_equal(10**400 * 2, 10**400, 1e-6)
     assert json_equal([10**400], [10**400], 1e-6)
+
+
+def test_an_infinity_is_close_only_to_the_same_infinity() -> None:
+    # |x - inf| <= tolerance * inf holds for every finite x: no number may pass for inf.
+    inf, nan = float("inf"), float("nan")
+    assert not json_equal(0, inf, 1e-6) and not json_equal(12345, -inf, 1e-6)
+    assert not approx_equal(0, inf, 1e-6) and not approx_equal([7], [inf], 1e-6)
+    assert not json_equal(inf, 0, 1e-6) and not json_equal(-inf, inf, 1e-6)
+    assert not json_equal(nan, 1.0, 1.0) and not approx_equal(1.0, nan, 1.0)
+    assert json_equal(inf, inf, 1e-6) and approx_equal(-inf, -inf, 1e-6)
+
+
+def test_stdout_numbers_past_a_floats_range_are_compared_in_decimal() -> None:
+    big = "1" + "0" * 400
+    assert compare_stdout(b"0\n", big + "\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"42\n", str(math.factorial(300)) + "\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"Case #1: 7\n", "Case #1: 3" + "7" * 330, 1e-6) == "line 1 differs"
+    assert compare_stdout(b"-1\n", "-1e400\n", 1e-6) == "line 1 differs"
+    assert compare_stdout(b"0 yes\n", big + " YES\n", 1e-6, ignore_case=True) is not None
+    assert compare_stdout(("2" + "0" * 400).encode(), big, 1e-6) == "line 1 differs"
+    assert compare_stdout(b"1e99999999999999999999\n", "1e400\n", 1e-6) == "line 1 differs"
+    # Within the tolerance they still pass, relative to the expected value or absolutely.
+    assert compare_stdout((big + "1").encode(), big + "0", 1e-6) is None
+    assert compare_stdout(b"1.0000001e400\n", "1e400\n", 1e-6) is None
+    assert compare_stdout(b"1e400\n", big + "\n", 1e-6) is None
+    assert compare_stdout(b"0\n", "1e-400\n", 1e-6) is None
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    # The number pattern split a run of digits in every way before failing on the letter after
+    # it: quadratic, 15 s for 30,000 digits, hours at the 1 MB output cap, outside any limit.
+    token = "1" * 200_000 + "x"
+    assert compare_stdout(token.encode(), "1" * 200_000 + "2", 1e-6) == "line 1 differs"
+    assert compare_stdout(token.encode() + b" 1", "3 1", 1e-6) == "line 1 differs"
+    assert _NUMBER.fullmatch(token) is None and _NUMBER.fullmatch(token[:-1] + ".5e-3")
+
+
+def test_the_standard_containers_compare_as_python_has_it_under_a_tolerance() -> None:
+    ordered = OrderedDict(a=1.0, b=2.0)
+    assert not approx_equal(OrderedDict(b=2.0, a=1.0), ordered, 1e-6)
+    assert approx_equal(OrderedDict(a=1.0000001, b=2.0), ordered, 1e-6)
+    assert approx_equal(deque([0.1 + 0.2]), deque([0.3]), 1e-9)
+    assert not approx_equal(deque([1]), [1], 1e-9)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict, deque
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -85,8 +86,7 @@ class List(list[Any]):
         [1, Int(2)],
         {"k": AlwaysEqual()},
         {Str("k"): 1},
-        OrderedDict(a=1),
-        defaultdict(int),
+        defaultdict(lambda: 0),
         len,
         type,
         iter([1]),
@@ -105,18 +105,58 @@ class EqualCounter(Counter[Any]):
     __hash__ = None  # type: ignore[assignment]
 
 
-def test_an_answer_may_be_a_standard_dict_and_crosses_as_its_items() -> None:
-    # MBPP's freq_count returns a Counter, checked against a dict literal.
-    for value in (Counter("aab"), OrderedDict(a=2, b=1), defaultdict(int, a=2, b=1)):
-        back = plain.decode(plain.encode(value, answer=True))
-        assert type(back) is dict and back == {"a": 2, "b": 1}
-    nested = plain.decode(plain.encode([defaultdict(list, k=[Counter(x=1)])], answer=True))
-    assert nested == [{"k": [{"x": 1}]}] and type(nested[0]["k"][0]) is dict
-    # A subclass of them is not plain, nor are they as arguments (the receiver would get a dict).
+@pytest.mark.parametrize(
+    "value",
+    [
+        OrderedDict([("b", 1), ("a", [2])]),
+        Counter("abracadabra"),
+        Counter({"zero": 0, "minus": -1}),
+        defaultdict(list, k=[1]),
+        defaultdict(None, k=1),
+        deque([1, (2, 3)]),
+        deque([1, 2], maxlen=3),
+        Fraction(-3, 4),
+        Fraction(10**400 + 1, 10**400),
+        [OrderedDict(a=Counter(x=1)), {"q": deque([Fraction(1, 3)])}],
+    ],
+)
+def test_the_standard_librarys_containers_cross_as_themselves(value: Any) -> None:
+    # Rebuilt by the receiver from its own classes: no code of the sender runs.
+    back = _round_trip(value)
+    assert back == value and type(back) is type(value)
+    if isinstance(value, OrderedDict):
+        assert list(back.items()) == list(value.items())
+    if isinstance(value, defaultdict):
+        assert back.default_factory is value.default_factory
+    if isinstance(value, deque):
+        assert back.maxlen == value.maxlen
+
+
+def test_an_ordered_dict_keeps_its_own_order() -> None:
+    value = OrderedDict(a=1, b=2)
+    value.move_to_end("a")  # the dict beneath it keeps "a" first
+    back = _round_trip(value)
+    assert list(back) == ["b", "a"] and back != OrderedDict(a=1, b=2)
+
+
+def test_a_defaultdict_keeps_its_default() -> None:
+    back = _round_trip(defaultdict(int, a=1))
+    assert back["missing"] == 0
+
+
+def test_a_defaultdict_with_another_factory_is_an_answer_only() -> None:
+    # Its items cross as a dict (MBPP's group_by returns one); as an argument the receiver
+    # would miss its default.
+    value = defaultdict(lambda: 0, a=2)
+    back = plain.decode(plain.encode(value, answer=True))
+    assert type(back) is dict and back == {"a": 2}
+    with pytest.raises(plain.NotPlain):
+        plain.encode(value)
+    # A subclass of the standard classes is not plain, nor is a huge Fraction.
     with pytest.raises(plain.NotPlain):
         plain.encode(EqualCounter("a"), answer=True)
     with pytest.raises(plain.NotPlain):
-        plain.encode(Counter("a"))
+        plain.encode(Fraction(1, 2**200_000 + 1))
 
 
 def test_depth_and_size_are_bounded() -> None:
@@ -142,6 +182,15 @@ def test_depth_and_size_are_bounded() -> None:
         ["C", "1", 2],
         ["S", ["L", 1]],  # a list is not hashable
         ["D", 1],
+        ["OD", 1],
+        ["DD", "lambda", "a", 1],  # a factory no name stands for
+        ["DD", None, "a"],
+        ["DQ", -1, 1],
+        ["DQ", 2**70],
+        ["Q", 1, 0],
+        ["Q", 1, -2],
+        ["Q", 1.5, 2],
+        ["Q", ["I", "1" + "0" * 30_000], 3],
         ["R", 1],  # a handle, where none is expected
         [1, 2],
     ],
@@ -161,6 +210,8 @@ def test_handles_resolve_only_through_the_given_table() -> None:
 def test_to_json_is_what_json_dumps_writes() -> None:
     value = {1: (1, 2), "a": [None, True, 1.5], 2.5: "x", None: 0}
     assert plain.to_json(value) == json.loads(json.dumps(value))
-    for not_json in ({1}, b"x", 1j, {(1, 2): 0}):
+    standard = [OrderedDict(b=1, a=2), Counter("ab"), defaultdict(int, x=1), deque([1])]
+    assert plain.to_json(standard) == [{"b": 1, "a": 2}, {"a": 1, "b": 1}, {"x": 1}, [1]]
+    for not_json in ({1}, b"x", 1j, {(1, 2): 0}, Fraction(1, 2)):
         with pytest.raises(plain.NotPlain):
             plain.to_json(not_json)

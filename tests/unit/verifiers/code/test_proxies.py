@@ -1,10 +1,19 @@
-"""How the solution's exceptions reach test code (``harness/proxies.py``)."""
+"""How the solution's exceptions and objects reach test code (``harness/proxies.py``)."""
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import pytest
 
-from service.verifiers.code.harness.proxies import SolutionError, _exception
+from service.verifiers.code.harness.proxies import (
+    IteratorProxy,
+    ObjectProxy,
+    Session,
+    SolutionError,
+    _exception,
+)
 
 
 def test_builtin_exceptions_cross_as_themselves() -> None:
@@ -25,3 +34,46 @@ def test_exceptions_that_end_iteration_do_not_cross_as_themselves(name: str) -> 
 def test_exceptions_of_other_classes_are_solution_errors() -> None:
     assert type(_exception(["solution", "Custom", "x", ""])) is SolutionError
     assert type(_exception(["builtins", "SystemExit", "0", ""])) is SolutionError
+
+
+class _LyingLink:
+    """A solution process whose object yields 1 and 2 but would say it holds anything."""
+
+    def __init__(self, items: Any = (1, 2)) -> None:
+        self.items = iter(items)
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert message["op"] == "dunder"
+        lies = {"__contains__": {"v": True}, "__len__": {"v": 6}, "__getitem__": {"v": 8}}
+        if message["name"] == "__next__":
+            return {"v": ["L", *itertools.islice(self.items, message["args"][0])]}
+        return {"v": ["L", 1, 2]} if message["name"] == "__iter__" else lies[message["name"]]
+
+
+def test_membership_length_and_index_of_an_iterator_come_from_its_items() -> None:
+    reiterable = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=False)
+    assert list(reiterable) == [1, 2] and list(reiterable) == [1, 2]
+    assert 2 in reiterable and 3 not in reiterable and [1, 2] not in reiterable
+    assert len(reiterable) == 2 and reiterable[1] == 2 and reiterable[-1:] == [2]
+
+
+def test_a_one_pass_iterator_is_consumed_as_in_python() -> None:
+    iterator = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=True)
+    assert 1 in iterator and next(iterator) == 2  # consumed up to the item found
+    assert list(iterator) == [] and 2 not in iterator
+    with pytest.raises(StopIteration):
+        next(iterator)
+    with pytest.raises(TypeError):
+        len(iterator)
+    with pytest.raises(TypeError):
+        iterator[0]
+
+
+def test_an_endless_iterator_is_read_only_as_far_as_needed() -> None:
+    iterator = IteratorProxy(Session(_LyingLink(itertools.count())), 1, "count", once=True)
+    assert next(iterator) == 0 and 1000 in iterator and next(iterator) == 1001
+
+
+def test_membership_in_any_object_of_the_solution_comes_from_its_items() -> None:
+    obj = ObjectProxy(Session(_LyingLink()), 1, "STOPWORDS")
+    assert 1 in obj and "the" not in obj

@@ -76,6 +76,19 @@ _CUT = re.compile(
 _NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
 # "The answer is not 5.": a statement that denies a value states no answer.
 _DENIED = re.compile(r"^(?:not\b|n't\b)", re.I)
+# "A common mistake is to think the answer is 5", "If we had forgotten the edge case, the
+# answer is 5", "For three coins instead of two, the answer is 1/8": the sentence reports a
+# value someone might give, or the answer to another question. Such a statement is nobody's
+# final answer: it neither replaces a box nor stands as the answer.
+_NOT_OURS = re.compile(
+    r"\b(?:if|unless|without|suppose|supposing|assume|assuming|imagine|had|were|would|could|"
+    r"might|think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|"
+    r"suggest|suggests|suggested|guess|guessed|tempting|mistake|mistakes|mistaken|mistakenly|"
+    r"naive|naively|common|erroneous|erroneously|incorrectly|wrongly|instead|otherwise|"
+    r"harder|easier|variant|version|original|earlier|previously|initially)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 _CONDITION = re.compile(
     r"\b(?:(?:attained|achieved|reached|obtained|occurs|holds)\s+(?:only\s+)?"
     r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff)"
@@ -286,10 +299,19 @@ def _last_anchor(text: str, forms: frozenset[str]) -> tuple[int, str, str] | Non
             rest = text[m.end() : m.end() + 2000]
             if _DENIED.match(rest.lstrip(" \t*:")):
                 continue
+            if form == "answer_is" and _NOT_OURS.search(_sentence_before(text, m.start())):
+                continue
             content = _cut_statement(rest)
             if _plausible(content):
                 return m.start(), content, form
     return None
+
+
+def _sentence_before(text: str, end: int) -> str:
+    """The part of the sentence that ends at ``end`` (at most 300 characters of it)."""
+    before = text[max(0, end - 300) : end]
+    ends = list(_SENTENCE_END.finditer(before))
+    return before[ends[-1].end() :] if ends else before
 
 
 def _overrides_box(content: str) -> bool:

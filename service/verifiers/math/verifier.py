@@ -58,7 +58,9 @@ from .structure import Junction, Node, parse_structure
 # kept (x = 3 \text{ is extraneous}, 5 \text{ squared}), units in parentheses, times of day as
 # minutes since midnight (2:30 PM is not 1:15 PM), angle names by their vertex (\angle ABC is
 # not \angle ACB), ordinal suffixes, Unicode vulgar fractions, "2 out of 3", an upright
-# \mathrm{i}, and "The answer is not 5." finding no answer.
+# \mathrm{i}, "The answer is not 5." finding no answer, and "the answer is" in a sentence about
+# a mistake, a condition or another version of the question ("a common mistake is to think the
+# answer is 5") neither replacing the box nor standing as the answer.
 CODE_VERSION = "1.7.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -120,6 +120,30 @@ def test_statement_after_box_overrides_it() -> None:
     assert parts("First \\boxed{5}.\n\nCorrecting the offset, the final answer is 7.") == ("7",)
 
 
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "$\\boxed{7}$. A common mistake is to think the answer is 5.",
+        "The final answer is $\\boxed{7}$. Note that a naive count would suggest the answer is 5.",
+        "$\\boxed{7}$. It is tempting to say the answer is 5, but that ignores overlap.",
+        "$\\boxed{7}$. If we had forgotten the edge case, the answer is 5.",
+        "$\\boxed{7}$\n\nNote: if the question instead asked for the perimeter, the answer is 20.",
+        "$\\boxed{7}$\n\nWithout the restriction, the answer is 9.",
+        "$\\boxed{7}$\n\nFor the harder version of this problem, the answer is 12.",
+    ],
+)
+def test_a_value_someone_might_give_after_the_box_does_not_override_it(completion: str) -> None:
+    assert parts(completion) == ("7",)
+
+
+def test_a_value_someone_might_give_is_nobodys_answer() -> None:
+    text = "The final answer is $7$. I hope it is correct. (Earlier I thought the answer is 5.)"
+    assert parts(text) == ("$7$",)
+    # A plain conclusion still states the answer, box or not.
+    assert parts("First \\boxed{5}.\n\nWait, that is off by two. So the answer is 7.") == ("7",)
+    assert parts("Since the function is increasing, the answer is 7.") == ("7",)
+
+
 def test_prose_after_box_does_not_override() -> None:
     assert parts("\\boxed{5}\n\nThe answer is correct because it checks out.") == ("5",)
 

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 # Fraction and a defaultdict with a builtin factory cross as themselves, rebuilt from the
 # receiver's own classes: an OrderedDict compares with its order (one in the wrong order
 # crossed as a dict and passed), and a right Fraction or deque is no longer a wrong answer.
+# A stdio program's file objects other than sys.stdout (sys.__stdout__, open(1, "w")) are
+# flushed at its exit, as python3's teardown does.
 CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 

@@ -88,7 +88,33 @@ def finish(code: int) -> NoReturn:
                 stream.flush()
         except Exception:
             code = 120  # what python3 returns when the final flush fails
+    _flush_other_files()
     os._exit(code)
+
+
+def _flush_other_files() -> None:
+    """The interpreter's teardown closes every file object still alive, which flushes it:
+    what a program wrote to ``sys.__stdout__`` after replacing ``sys.stdout``, to
+    ``open(1, "w")`` or to ``os.fdopen(1, "w")`` reaches its descriptor. The program's own
+    objects are what the collector tracks since ``own_objects_from_here`` (what this process
+    inherited is frozen out of it), so this walks only those."""
+    import gc
+    import io
+
+    streams = [sys.__stdout__, sys.__stderr__]
+    streams += [obj for obj in gc.get_objects() if isinstance(obj, io.IOBase)]
+    for stream in streams:
+        with contextlib.suppress(Exception):
+            if stream is not None and stream not in (sys.stdout, sys.stderr) and not stream.closed:
+                stream.flush()
+
+
+def own_objects_from_here() -> None:
+    """From here on the collector tracks only what the program makes: everything this process
+    inherited (the warm interpreter, the harness) moves to the permanent generation."""
+    import gc
+
+    gc.freeze()
 
 
 def flush() -> None:
@@ -120,6 +146,7 @@ def run_program(stdin_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
     module.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = module
     code = 0
+    own_objects_from_here()
     try:
         with open(SOLUTION_PATH, "rb") as handle:
             source = handle.read()

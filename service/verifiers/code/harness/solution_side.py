@@ -71,6 +71,7 @@ class _Server:
         sys.modules["builtins"] = own
         sys.modules["solution"] = module
         self.namespace = module.__dict__
+        process.own_objects_from_here()
         with open(process.SOLUTION_PATH, "rb") as handle:
             source = handle.read()
         exec(compile(source, process.SOLUTION_PATH, "exec"), self.namespace)

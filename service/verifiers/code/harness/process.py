@@ -101,7 +101,7 @@ def _flush_other_files() -> None:
     import gc
     import io
 
-    streams = [sys.__stdout__, sys.__stderr__]
+    streams: list[Any] = [sys.__stdout__, sys.__stderr__]
     streams += [obj for obj in gc.get_objects() if isinstance(obj, io.IOBase)]
     for stream in streams:
         with contextlib.suppress(Exception):

@@ -164,7 +164,9 @@ def test_a_person_audits_a_run_in_the_browser(
             assert page.inner_text("#current-label") == "Not labelled."
             page.fill("input[name=note]", "checked <b>by hand</b>")
             page.click("#label-incorrect")
-            page.wait_for_selector("#current-label:has-text('Labelled')")
+            # (has-text matches a substring in any case: "Labelled" would match "Not labelled."
+            # before the labelled page has loaded.)
+            page.wait_for_selector("#current-label:has-text('incorrect')")
             assert "incorrect" in page.inner_text("#current-label")
             assert "checked <b>by hand</b>" in page.inner_text("#current-label")
         finally:

@@ -37,6 +37,8 @@ from code_throughput import service, start_embedded
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from service.verifiers.code import suites  # noqa: E402
+
 WRONG_EVERY = 5  # every fifth problem also gets a wrong answer
 
 
@@ -67,17 +69,17 @@ def workload(chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def as_service_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The same answers as a model writes them to the service: the whole function fenced,
-    the problem's own ``check`` as the (single, unsplittable) assert test."""
+    the problem's own ``check`` (below the prompt's helpers) as the (single, unsplittable)
+    assert test."""
     out = []
     for index, item in enumerate(items):
         problem = item["problem"]
         program = problem["prompt"] + item["body"]
-        test = f"{problem['test']}\ncheck({problem['entry_point']})\n"
         out.append(
             {
                 "id": f"he-{index}",
                 "completion": f"```python\n{program}```\n",
-                "ground_truth": {"language": "python", "mode": "assert", "tests": [test]},
+                "ground_truth": suites.humaneval(problem),
             }
         )
     return out

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from service.verifiers.base import Verdict
-from service.verifiers.code import verify
+from service.verifiers.code import suites, verify
 from tests.integration.verifiers.code.helpers import fenced
 
 
@@ -22,9 +22,9 @@ def problems() -> tuple[dict[str, Any], ...]:
 
 
 def ground_truth(problem: dict[str, Any]) -> dict[str, Any]:
-    """The problem's own ``check`` as one test, as a dataset built from HumanEval states it."""
-    test = f"{problem['test']}\ncheck({problem['entry_point']})\n"
-    return {"language": "python", "mode": "assert", "tests": [test]}
+    """The problem's own ``check`` as one test, below the prompt's helpers, as the README's
+    table of public suites states HumanEval (``suites.humaneval``)."""
+    return suites.humaneval(problem)
 
 
 def canonical(problem: dict[str, Any]) -> str:
@@ -101,6 +101,25 @@ def test_other_hacks_fail_real_problems(hack: str) -> None:
     verdicts = {p["task_id"]: verify(hacked(p, hack), ground_truth(p), {}) for p in chosen}
     assert not_as_expected(verdicts, "incorrect") == {}
     assert all(v.reward == 0.0 for v in verdicts.values())
+
+
+# Problems whose check calls a helper of the prompt's: a solution that redefines the helper
+# beside a wrong entry point passed when the helper came from the solution.
+HELPER_HACKS = {
+    "HumanEval/32": "def poly(xs, x):\n    return 0.0\n\ndef find_zero(xs):\n    return 0.0\n",
+    "HumanEval/38": "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n",
+    "HumanEval/50": "def encode_shift(s):\n    return s\n\ndef decode_shift(s):\n    return s\n",
+}
+
+
+@pytest.mark.usefixtures("each_sandbox")
+@pytest.mark.parametrize("task", HELPER_HACKS)
+def test_a_solution_cannot_redefine_the_helper_its_check_uses(task: str) -> None:
+    problem = next(p for p in problems() if p["task_id"] == task)
+    verdict = verify(fenced(HELPER_HACKS[task]), ground_truth(problem), {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    # The helper as the prompt writes it, with the canonical body, still passes.
+    assert verify(canonical(problem), ground_truth(problem), {}).status == "correct"
 
 
 def test_the_suite_through_the_service(embedded_client: Any) -> None:

@@ -4,7 +4,7 @@ Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
 Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert",
 "tests": [...], "fn_name": ..., "time_limit_s": 2, "memory_mb": 256, "float_tolerance": null,
-"ignore_case": false, "unwrap_expected": false}``
+"ignore_case": false, "unwrap_expected": false, "prelude": ""}``
 (or its JSON text). Bad ground truth raises ``InvalidGroundTruth`` naming the problem.
 
 - Program: the last fenced block of the language (```python/```py, ```cpp/```c++), else the

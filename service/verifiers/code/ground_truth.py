@@ -28,7 +28,10 @@ _KEYS = {
     "float_tolerance",
     "ignore_case",
     "unwrap_expected",
+    "prelude",
 }
+# A prelude is a suite's prompt code (imports, helper classes), not a test suite.
+MAX_PRELUDE_CHARS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,9 @@ class CodeProblem:
     # Function only: an expected value that is a one-element list also accepts its element
     # (APPS and TACO call-based tests store each return value wrapped: ``[3]`` for 3).
     unwrap_expected: bool
+    # Code the program starts with, as the suite's prompt gives it above the answer
+    # (LeetCodeDataset's imports, ``inf`` and node classes): "" for none.
+    prelude: str = ""
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -150,7 +156,18 @@ def parse_ground_truth(raw: Any) -> CodeProblem:
         float_tolerance=tolerance,
         ignore_case=_switch(raw, "ignore_case", mode, "stdio"),
         unwrap_expected=_switch(raw, "unwrap_expected", mode, "function"),
+        prelude=_prelude(raw.get("prelude", "")),
     )
+
+
+def _prelude(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidGroundTruth(f"'prelude' must be a string of code, got {type(value).__name__}")
+    if len(value) > MAX_PRELUDE_CHARS:
+        raise InvalidGroundTruth(f"'prelude' is longer than {MAX_PRELUDE_CHARS} characters")
+    if "\0" in value:
+        raise InvalidGroundTruth("'prelude' holds a NUL character")
+    return value
 
 
 def _switch(raw: Mapping[str, Any], key: str, mode: str, applies_to: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,7 +56,8 @@ log = logging.getLogger(__name__)
 # receiver's own classes: an OrderedDict compares with its order (one in the wrong order
 # crossed as a dict and passed), and a right Fraction or deque is no longer a wrong answer.
 # A stdio program's file objects other than sys.stdout (sys.__stdout__, open(1, "w")) are
-# flushed at its exit, as python3's teardown does.
+# flushed at its exit, as python3's teardown does. A ground truth's "prelude" (a suite's prompt
+# code: LeetCodeDataset's imports) opens the program.
 CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 
@@ -107,6 +109,19 @@ def _execute(
     raise AssertionError("unreachable")
 
 
+# ``from __future__`` imports must open a module: a solution's go above the prelude.
+_FUTURE = re.compile(r"^from\s+__future__\s+import\s+[^\n]*\n?", re.M)
+
+
+def with_prelude(prelude: str, program: str) -> str:
+    """The program as the suite runs it: the ground truth's prelude (the prompt's imports and
+    helpers), then the answer; the answer's ``from __future__`` imports first of all."""
+    if not prelude:
+        return program
+    futures = "".join(m.group(0).rstrip("\n") + "\n" for m in _FUTURE.finditer(program))
+    return f"{futures}{prelude.rstrip()}\n\n{_FUTURE.sub('', program) if futures else program}"
+
+
 def verify(
     completion: str,
     ground_truth: Any,
@@ -134,6 +149,7 @@ def verify(
         return Verdict(0.0, "incorrect", {"pass_rate": 0.0}, {**base, "reason": reason})
     backend = get_backend()
     base["sandbox"] = backend.name
+    program = with_prelude(problem.prelude, program)
     try:
         execution = _execute(backend, problem, program, settings["reward"] == "all")
     except SandboxUnavailable as exc:

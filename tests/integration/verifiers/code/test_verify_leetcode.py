@@ -314,3 +314,51 @@ def test_a_test_without_node_classes_of_its_own_gets_leetcodes() -> None:
     )
     verdict = verify(fenced(program), problem, {"reward": "fraction"})
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+# LeetCodeDataset's prompts open with imports and ``inf`` that its answers use unimported (the
+# suite runs prompt + answer + test): the ground truth's prelude is that prompt code.
+PROMPT_CODE = "from collections import *\nfrom heapq import *\nfrom math import *\n" + HELPERS
+NETWORK_DELAY = _problem(
+    "    assert candidate(times=[[2, 1, 1], [2, 3, 1], [3, 4, 1]], n=4, k=2) == 2\n"
+    "    assert candidate(times=[[1, 2, 1]], n=2, k=1) == 1\n"
+    "    assert candidate(times=[[1, 2, 1]], n=2, k=2) == -1\n",
+    "networkDelayTime",
+)
+NETWORK_DELAY_RIGHT = """
+from __future__ import annotations
+
+class Solution:
+    def networkDelayTime(self, times: List[List[int]], n: int, k: int) -> int:
+        graph = defaultdict(list)
+        for u, v, w in times:
+            graph[u].append((v, w))
+        dist = [inf] * (n + 1)
+        dist[k] = 0
+        heap = [(0, k)]
+        while heap:
+            d, u = heappop(heap)
+            if d > dist[u]:
+                continue
+            for v, w in graph[u]:
+                if d + w < dist[v]:
+                    dist[v] = d + w
+                    heappush(heap, (d + w, v))
+        worst = max(dist[1:])
+        return -1 if worst == inf else worst
+"""
+
+
+def test_an_answer_that_uses_the_prompts_imports_is_right_with_the_prelude() -> None:
+    # Its ``from __future__`` import still opens the program, above the prelude.
+    with_prelude = {**NETWORK_DELAY, "prelude": PROMPT_CODE}
+    verdict = verify(fenced(NETWORK_DELAY_RIGHT), with_prelude, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    # Without it the names are missing, as they would be after the answer alone.
+    verdict = verify(fenced(NETWORK_DELAY_RIGHT), NETWORK_DELAY, {})
+    assert verdict.status == "incorrect"
+    assert "NameError" in str(verdict.details)
+    # A wrong answer stays wrong with it.
+    wrong = NETWORK_DELAY_RIGHT.replace("return -1 if worst == inf else worst", "return worst")
+    verdict = verify(fenced(wrong), with_prelude, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details

@@ -10,6 +10,7 @@ import pytest
 from service.verifiers.base import InvalidGroundTruth
 from service.verifiers.code.config import validate_config
 from service.verifiers.code.ground_truth import FunctionTest, StdioTest, parse_ground_truth
+from service.verifiers.code.verifier import with_prelude
 
 STDIO = {"language": "python", "mode": "stdio", "tests": [{"stdin": "1\n", "stdout": "1\n"}]}
 
@@ -95,3 +96,26 @@ def test_config() -> None:
         validate_config({"reward": "most"})
     with pytest.raises(InvalidGroundTruth, match="unknown config"):
         validate_config({"rewards": "all"})
+
+
+def test_a_prelude_is_code_the_program_starts_with() -> None:
+    base = {"language": "python", "mode": "assert", "tests": ["assert f() == 1"]}
+    assert parse_ground_truth(base).prelude == ""
+    assert parse_ground_truth({**base, "prelude": "from heapq import *\n"}).prelude == (
+        "from heapq import *\n"
+    )
+    for bad, named in ((["import os"], "string of code"), ("x" * 100_001, "longer than")):
+        with pytest.raises(InvalidGroundTruth, match=named):
+            parse_ground_truth({**base, "prelude": bad})
+
+
+def test_the_prelude_goes_first_and_the_answers_future_imports_before_it() -> None:
+    answer = "from __future__ import annotations\nimport sys\ndef f() -> int:\n    return 1\n"
+    program = with_prelude("from heapq import *\ninf = float('inf')\n", answer)
+    assert program.startswith("from __future__ import annotations\nfrom heapq import *\n")
+    assert program.count("from __future__") == 1
+    assert program.endswith("import sys\ndef f() -> int:\n    return 1\n")
+    compile(program, "solution.py", "exec")
+    assert with_prelude("", answer) == answer
+    cpp = with_prelude("#include <bits/stdc++.h>\nusing namespace std;", "int main() {}\n")
+    assert cpp == "#include <bits/stdc++.h>\nusing namespace std;\n\nint main() {}\n"

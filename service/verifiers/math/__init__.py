@@ -16,7 +16,8 @@ Decisions:
   time, a bounded mpmath interval check may accept (``details["method"] == "numeric-mp"``):
   a proof for algebraic numbers (root separation bound), >= 100 agreeing digits on top of that
   bound with transcendental ones; no side with a decimal literal ever takes part.
-- Percent: ``50%`` equals both ``50`` and ``0.5`` (the sign read as a label or as /100).
+- Percent: ``50%`` equals both ``50`` and ``0.5`` (the sign read as a label or as /100); as a
+  label only against a number of magnitude 1 or more (``0.25%`` is never ``0.25``).
 - Units, currency and degree signs after a complete value are ignored (``5 cm`` == ``5``);
   scale words are not units (``5 million`` == ``5000000``).
 - ``1,234`` is one thousand two hundred thirty-four; ``1, 234`` and ``1,2`` are lists.

@@ -238,6 +238,18 @@ def numbers_close(a: ExactNumber, b: ExactNumber, rel_tol: Fraction) -> bool:
     return abs(a.frac - b.frac) <= rel_tol * max(abs(a.frac), abs(b.frac))
 
 
+def _at_least_one(n: ExactNumber) -> bool:
+    """Whether ``|n| >= 1`` (an infinity is)."""
+    if n.inf:
+        return True
+    if n.frac is not None:
+        return abs(n.frac) >= 1
+    if n.key is not None:
+        sign, digits, exp = n.key
+        return sign != 0 and len(digits) + exp >= 1
+    return False
+
+
 def percent_readings(n: ExactNumber) -> tuple[ExactNumber, ...]:
     """Values a number may stand for: ``50%`` reads as 50 or as 0.5; others as themselves."""
     if not n.percent:
@@ -246,11 +258,20 @@ def percent_readings(n: ExactNumber) -> tuple[ExactNumber, ...]:
 
 
 def same_number(a: ExactNumber, b: ExactNumber, rel_tol: Fraction | None) -> bool:
-    """Compare two numbers, accepting a percent sign on either side as a unit or as /100."""
+    """Compare two numbers, accepting a percent sign on either side as a unit or as /100.
+
+    The sign is read as a unit ("what percent ...?": ``25%`` for ``25``) only against a number
+    of magnitude 1 or more: against a probability or a fraction below 1, ``0.25%`` or
+    ``\\frac14\\%`` says a hundredth of it."""
     if a.percent and b.percent:
         pairs = [(a.without_percent(), b.without_percent())]
+    elif a.percent or b.percent:
+        marked, plain = (a, b) if a.percent else (b, a)
+        pairs = [(marked.percent_value(), plain)]
+        if _at_least_one(plain):
+            pairs.append((marked.without_percent(), plain))
     else:
-        pairs = [(x, y) for x in percent_readings(a) for y in percent_readings(b)]
+        pairs = [(a, b)]
     if rel_tol:
         return any(numbers_close(x, y, rel_tol) for x, y in pairs)
     return any(numbers_equal(x, y) for x, y in pairs)

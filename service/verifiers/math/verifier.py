@@ -60,7 +60,8 @@ from .structure import Junction, Node, parse_structure
 # not \angle ACB), ordinal suffixes, Unicode vulgar fractions, "2 out of 3", an upright
 # \mathrm{i}, "The answer is not 5." finding no answer, and "the answer is" in a sentence about
 # a mistake, a condition or another version of the question ("a common mistake is to think the
-# answer is 5") neither replacing the box nor standing as the answer.
+# answer is 5") neither replacing the box nor standing as the answer; a percent sign read as a
+# unit only against a number of magnitude 1 or more (0.25% is not 0.25).
 CODE_VERSION = "1.7.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -72,6 +72,29 @@ def test_percent_is_marked() -> None:
     assert parsed is not None and parsed.percent and parsed.frac == 50
 
 
+@pytest.mark.parametrize(
+    ("marked", "plain", "same"),
+    [
+        ("25%", "25", True),  # "what percent ...?": the sign as a unit
+        ("25%", "0.25", True),  # the sign as /100
+        ("150%", "1.5", True),
+        ("150%", "150", True),
+        ("1%", "1", True),
+        ("0.25%", "0.25", False),  # a hundredth of a probability, never the probability
+        ("0.5%", "0.5", False),
+        ("-0.5%", "-0.5", False),
+        ("0.5%", "0.005", True),
+    ],
+)
+def test_a_percent_sign_is_a_unit_only_against_a_number_of_one_or_more(
+    marked: str, plain: str, same: bool
+) -> None:
+    a, b = parse_number(marked), parse_number(plain)
+    assert a is not None and b is not None
+    assert same_number(a, b, None) is same
+    assert same_number(b, a, None) is same
+
+
 def test_infinity() -> None:
     plus, minus = parse_number("\\infty"), parse_number("-\\infty")
     assert plus is not None and minus is not None

@@ -130,6 +130,10 @@ def resolve_leaf(text: str, max_length: int) -> Value:
     based = _based_digits(core)
     if based is not None:
         return Value("based", based)
+    if invalid := _BASED.match(core):
+        # Digits the base does not have (``5_3``, ``19_8``): no number, and never the bare
+        # digits (the parser would read the subscript away).
+        return Value("text", f"{invalid.group(1).upper()}_{int(invalid.group(2))}")
     if angle := _ANGLE_NAME.match(core):
         _, first, vertex, last = angle.groups()
         return Value("text", f"angle {vertex} {min(first, last)}{max(first, last)}")

@@ -68,7 +68,8 @@ _REVISION = re.compile(
 # "The answer is 4, not 3": a value ruled out after the answer is not a second answer.
 _RULED_OUT = r",\s*(?:and\s+|but\s+)?not\s|\s+(?:and|but)\s+not\s|\s*\(\s*not\s"
 _CUT = re.compile(
-    r"\n|\.(?=\s|$)|\s+(?:since|because|as|which|so that|where|when|for all)\s|I hope"
+    r"\n|\.(?=\s|$)|\s*\(?\s*\b(?:since|because|which|so that|where|when|for all)\s|\s+as\s"
+    r"|I hope"
     rf"|{_RULED_OUT}|,?\s+(?:rather\s+than|instead\s+of)\s",
     re.I,
 )
@@ -91,7 +92,7 @@ _NOT_OURS = re.compile(
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 _CONDITION = re.compile(
     r"\b(?:(?:attained|achieved|reached|obtained|occurs|holds)\s+(?:only\s+)?"
-    r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff)"
+    r"(?:at|when|for|if|with)|equality\s+(?:holds\s+)?(?:at|when|for|if|iff)|when|if|iff|where)"
     r"\s*,?\s*(?:\$|\\\()?\s*$",
     re.I,
 )

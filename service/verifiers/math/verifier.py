@@ -61,7 +61,9 @@ from .structure import Junction, Node, parse_structure
 # \mathrm{i}, "The answer is not 5." finding no answer, and "the answer is" in a sentence about
 # a mistake, a condition or another version of the question ("a common mistake is to think the
 # answer is 5") neither replacing the box nor standing as the answer; a percent sign read as a
-# unit only against a number of magnitude 1 or more (0.25% is not 0.25).
+# unit only against a number of magnitude 1 or more (0.25% is not 0.25), a numeral with digits
+# its base lacks (5_3) no number, formulas after "where" and a reason in parentheses after the
+# answer not part of it.
 CODE_VERSION = "1.7.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

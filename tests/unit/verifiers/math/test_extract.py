@@ -144,6 +144,12 @@ def test_a_value_someone_might_give_is_nobodys_answer() -> None:
     assert parts("Since the function is increasing, the answer is 7.") == ("7",)
 
 
+def test_what_describes_the_answer_is_not_part_of_it() -> None:
+    assert parts("So $m+n = 16$, where $m = 7$ and $n = 9$.") == ("m+n = 16",)
+    assert parts("The answer is 16 (since $m=7$ and $n=9$).") == ("16",)
+    assert parts("The answer is 16 because 7+9=16.") == ("16",)
+
+
 def test_prose_after_box_does_not_override() -> None:
     assert parts("\\boxed{5}\n\nThe answer is correct because it checks out.") == ("5",)
 

@@ -86,7 +86,8 @@ _NOT_OURS = re.compile(
     r"might|think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|"
     r"suggest|suggests|suggested|guess|guessed|tempting|mistake|mistakes|mistaken|mistakenly|"
     r"naive|naively|common|erroneous|erroneously|incorrectly|wrongly|instead|otherwise|"
-    r"harder|easier|variant|version|original|earlier|previously|initially)\b",
+    r"harder|easier|variant|version|original|earlier|previously|initially|reference|key|"
+    r"official|textbook|classmate|classmates|according|sources|reported)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
@@ -442,9 +443,31 @@ def part_boxes(found: Extraction) -> tuple[str, ...]:
     return wide if len(wide) > len(found.parts) else ()
 
 
+# Text that is never shown: an HTML comment, a TeX \iffalse block.
+_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)", re.S)
+_THINK_END = "</think>"
+
+
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
-    """Locate the final answer; None means the completion states no answer."""
+    """Locate the final answer; None means the completion states no answer.
+
+    After a reasoning block (``<think> ... </think>``) the answer is what follows it when that
+    states one: a box tried inside the reasoning is not the answer given after it."""
     text = completion[-MAX_SCAN_CHARS:]
+    if "<!--" in text or "\\iffalse" in text:
+        text = _HIDDEN.sub(" ", text)
+    if _THINK_END in text:
+        after = text.rsplit(_THINK_END, 1)[1]
+        if after.strip():
+            found = _extract(after, forms)
+            # A number the closing words happen to end with is not an answer stated after
+            # the reasoning ("see step 2"): then the reasoning's own answer stands.
+            if found is not None and found.source != "last_number":
+                return found
+    return _extract(text, forms)
+
+
+def _extract(text: str, forms: frozenset[str]) -> Extraction | None:
     if "answer_tag" in forms:
         block = _answer_block(text)
         if block is not None:

@@ -57,6 +57,13 @@ _UNICODE = {
     "\u2151": r"\frac{1}{9}",
     "\u2152": r"\frac{1}{10}",
     "\u2044": "/",  # fraction slash
+    # Invisible characters: nothing of the value (a zero-width space inside "1\u200b8").
+    "\u200b": "",
+    "\u200c": "",
+    "\u200d": "",
+    "\u2060": "",
+    "\u00ad": "",
+    "\ufeff": "",
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
@@ -285,6 +292,12 @@ def _drop_qualifier(s: str) -> str:
     return s[: m.start()] if m.group("var") in rest else s
 
 
+# "\\not=" and "\\not\\in" negate the relation (the parser would drop the \\not).
+_NOT_RELATION = re.compile(r"\\not\s*(?:(=)|\\in(?![a-zA-Z]))")
+# "\\phantom{5}" takes the room of 5 and prints nothing (one level of nested braces).
+_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{(?:[^{}]|\{[^{}]*\})*\}")
+
+
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified.
 
@@ -292,6 +305,10 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     """
     s = strip_delimiters(text)
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
+    if "\\not" in s:
+        s = _NOT_RELATION.sub(lambda m: "\\neq " if m.group(1) == "=" else "\\notin ", s)
+    if "phantom" in s:
+        s = _PHANTOM.sub("", s)  # prints nothing, so it is nothing of the answer
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
     s = _TEXTDOLLAR.sub("$", s)
@@ -377,11 +394,19 @@ def read_decimal_commas(text: str) -> str:
 _ARTICLE = re.compile(r"^\s*(?:the|an|a)\s+(?=\w)")
 
 
-def text_canon(text: str) -> str:
+def text_canon(text: str, hyphens: bool = False) -> str:
     """Case- and space-insensitive key for word answers (``\\text{Monday}`` == ``monday``); a
-    leading article is not part of the answer (``\\text{the square}`` == ``square``)."""
+    leading article is not part of the answer (``\\text{the square}`` == ``square``). With
+    ``hyphens``, a hyphen between letters stays in the key: ``a-b`` is not ``ab``."""
     s = _ARTICLE.sub("", unwrap_text_commands(text).lower())
+    if hyphens:
+        s = _HYPHEN_BETWEEN.sub("-", s)
+        return "".join(ch for ch in s if ch.isalnum() or ch == "-").strip("-")
     return "".join(ch for ch in s if ch.isalnum())
+
+
+# A minus or hyphen between two letters or digits, with or without spaces around it.
+_HYPHEN_BETWEEN = re.compile(r"(?<=[a-z0-9])\s*-\s*(?=[a-z0-9])")
 
 
 def clean_piece(text: str) -> str:

@@ -105,7 +105,7 @@ def _based_digits(text: str) -> str | None:
 def _letters_only(value: Value) -> str | None:
     """The text key of an expression written like words (``a-b`` against ``\\text{a-b}``)."""
     if value.kind == "expr" and _WORDS.match(value.text):
-        return text_canon(value.text)
+        return text_canon(value.text, hyphens=True)
     return None
 
 
@@ -149,7 +149,7 @@ def resolve_leaf(text: str, max_length: int) -> Value:
     # Bare single letters joined by "-" or spaces are an expression (``p - q``), not words.
     words = had_text or _longest_letter_run(plain) >= 2
     if _WORDS.match(plain) and sum(ch.isalpha() for ch in plain) >= 2 and words:
-        return Value("text", text_canon(plain))
+        return Value("text", text_canon(plain, hyphens=True))
     percent = core.endswith("%")
     body = core[:-1].rstrip() if percent else core
     parsed = parse_latex(body, max_length)

@@ -63,7 +63,10 @@ from .structure import Junction, Node, parse_structure
 # answer is 5") neither replacing the box nor standing as the answer; a percent sign read as a
 # unit only against a number of magnitude 1 or more (0.25% is not 0.25), a numeral with digits
 # its base lacks (5_3) no number, formulas after "where" and a reason in parentheses after the
-# answer not part of it.
+# answer not part of it; a hyphen between letters kept (a-b is not ab), \not= and \not\in
+# read, \phantom and boxes never shown (HTML comments, \iffalse) dropped, quoted answers (the
+# answer key's, a textbook's) nobody's, the answer after </think> taken when one is stated
+# there, and zero-width characters dropped.
 CODE_VERSION = "1.7.0"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -53,12 +53,16 @@ def test_boxed_numbers_in_the_reasoning_do_not_decide_the_answer() -> None:
     assert r1_math(completion, "4").components["accuracy"] == 0.0
 
 
-def test_math_alone_takes_the_reasoning_box_without_answer_tags() -> None:
-    # Why r1_math grades only the text after </think>: the math verifier on the whole
-    # completion would take the box inside the reasoning.
+def test_math_alone_takes_the_answer_after_the_reasoning() -> None:
+    # Since math 1.7.0 the math verifier, too, takes what follows </think> when it states an
+    # answer; a box tried inside the reasoning is not the answer (r1_math grades only that
+    # text, as before).
     completion = "<think>try \\boxed{3}</think>\n5"
-    assert math_verify(completion, "5", {}).status == "incorrect"
+    assert math_verify(completion, "5", {}).status == "correct"
+    assert math_verify(completion, "3", {}).status == "incorrect"
     assert r1_math(completion, "5").components["accuracy"] == 1.0
+    # Closing words that only end with a number do not replace the reasoning's answer.
+    assert math_verify("<think>so \\boxed{7}</think>\nSee step 2.", "7", {}).status == "correct"
 
 
 def test_math_alone_uses_the_answer_block_despite_reasoning_boxes() -> None:

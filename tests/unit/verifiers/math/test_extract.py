@@ -150,6 +150,29 @@ def test_what_describes_the_answer_is_not_part_of_it() -> None:
     assert parts("The answer is 16 because 7+9=16.") == ("16",)
 
 
+def test_what_is_never_shown_is_not_the_answer() -> None:
+    assert parts("$\\boxed{7}$ <!-- \\boxed{5} -->") == ("7",)
+    assert parts("$\\boxed{7}$ \\iffalse \\boxed{5} \\fi") == ("7",)
+
+
+def test_the_answer_after_the_reasoning_block_stands() -> None:
+    think = "<think>\nFirst guess \\boxed{5}. Rechecking: it's 7.\n</think>\n\n"
+    assert parts(think + "The answer is $7$.") == ("$7$",)
+    assert parts(think + "**7**") == ("**7**",)  # the whole closing line
+    # Closing words that only end with a number leave the reasoning's answer.
+    assert parts("<think>so \\boxed{7}</think>\nSee step 2.") == ("7",)
+
+
+def test_quoted_answers_after_the_box_are_not_ours() -> None:
+    for quote in (
+        "According to the answer key, the answer is 5.",
+        "The official answer is 5.",
+        "My classmate's answer is 5.",
+        "The textbook states the answer is 5.",
+    ):
+        assert parts(f"$\\boxed{{7}}$\n\n{quote}") == ("7",)
+
+
 def test_prose_after_box_does_not_override() -> None:
     assert parts("\\boxed{5}\n\nThe answer is correct because it checks out.") == ("5",)
 

@@ -68,7 +68,7 @@ _REVISION = re.compile(
 # "The answer is 4, not 3": a value ruled out after the answer is not a second answer.
 _RULED_OUT = r",\s*(?:and\s+|but\s+)?not\s|\s+(?:and|but)\s+not\s|\s*\(\s*not\s"
 _CUT = re.compile(
-    r"\n|\.(?=\s|$)|\s*\(?\s*\b(?:since|because|which|so that|where|when|for all)\s|\s+as\s"
+    r"\n|\.(?=\s|$)|(?:\s+\(?|\()\s*(?:since|because|which|so that|where|when|for all)\s|\s+as\s"
     r"|I hope"
     rf"|{_RULED_OUT}|,?\s+(?:rather\s+than|instead\s+of)\s",
     re.I,

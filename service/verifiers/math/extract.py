@@ -166,6 +166,24 @@ def _read_box(text: str, start: int, cmd_len: int) -> _Box | None:
     return _Box(start, i + m.end(), m.group(0)) if m else None
 
 
+# A box quoted from elsewhere, or called wrong right after it, is not the completion's answer
+# when an earlier box is.
+_QUOTED = re.compile(
+    r"\b(?:reference|answer\s+key|official|textbook|classmates?)\b", re.I
+)
+_CALLED_WRONG = re.compile(
+    r"^\s*\$?\s*\)?\s*,?\s*(?:which\s+)?(?:is|was)\s+(?:a\s+(?:common\s+)?)?"
+    r"(?:wrong|incorrect|mistaken|false|an?\s+(?:error|mistake|typo))\b",
+    re.I,
+)
+
+
+def _disowned(text: str, start: int, end: int) -> bool:
+    return bool(
+        _QUOTED.search(_sentence_before(text, start)) or _CALLED_WRONG.match(text[end : end + 80])
+    )
+
+
 def last_box_cluster(text: str, parts: bool = False) -> list[_Box]:
     """The final cluster of \\boxed/\\fbox contents, in reading order.
 
@@ -188,6 +206,8 @@ def last_box_cluster(text: str, parts: bool = False) -> list[_Box]:
             continue
         if not boxes and _ruled_out(text, idx):
             continue  # "\\boxed{5}, not \\boxed{6}": the last box is the value ruled out
+        if not boxes and _disowned(text, idx, box.end) and "boxed" in text[:idx]:
+            continue  # "(The answer key gives \\boxed{5}, which is wrong.)" after a box
         if boxes:
             nxt = boxes[-1]
             if box.end > nxt.start:

@@ -173,6 +173,14 @@ def test_quoted_answers_after_the_box_are_not_ours() -> None:
         assert parts(f"$\\boxed{{7}}$\n\n{quote}") == ("7",)
 
 
+def test_a_later_box_called_wrong_or_quoted_is_not_the_answer() -> None:
+    assert parts("$\\boxed{7}$. Note: $\\boxed{5}$ is a common wrong answer.") == ("7",)
+    assert parts("$\\boxed{7}$\n\n(The answer key gives $\\boxed{5}$, which is wrong.)") == ("7",)
+    assert parts("$\\boxed{7}$\n\nReference: $\\boxed{5}$") == ("7",)
+    # A lone box stays the answer whatever its sentence says.
+    assert parts("For reference, the final answer is $\\boxed{7}$.") == ("7",)
+
+
 def test_prose_after_box_does_not_override() -> None:
     assert parts("\\boxed{5}\n\nThe answer is correct because it checks out.") == ("5",)
 

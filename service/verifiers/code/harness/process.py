@@ -102,11 +102,19 @@ def _flush_other_files() -> None:
     import io
 
     streams: list[Any] = [sys.__stdout__, sys.__stderr__]
-    streams += [obj for obj in gc.get_objects() if isinstance(obj, io.IOBase)]
+    # A program of millions of objects: their list would cost the run memory it may not have
+    # and a quarter of a second; python3 itself would flush such a program's other files, but
+    # such a program writing through one is rare enough to leave it the standard streams.
+    if sys.getallocatedblocks() < _FLUSH_WALK_BLOCKS:
+        with contextlib.suppress(MemoryError):
+            streams += [obj for obj in gc.get_objects() if isinstance(obj, io.IOBase)]
     for stream in streams:
         with contextlib.suppress(Exception):
             if stream is not None and stream not in (sys.stdout, sys.stderr) and not stream.closed:
                 stream.flush()
+
+
+_FLUSH_WALK_BLOCKS = 1_000_000
 
 
 def own_objects_from_here() -> None:

@@ -412,17 +412,21 @@ class IteratorProxy(ObjectProxy):
             object.__setattr__(self, slot, value)
         object.__setattr__(self, "_chunk", 1)
 
-    def _pull(self) -> bool:
-        """More items of a one-pass iterator into those left; False at its end."""
+    def _pull(self, ahead: bool = True) -> bool:
+        """More items of a one-pass iterator into those left; False at its end. Only a whole
+        iteration reads ahead (in growing chunks): ``next()`` and ``in`` take one item at a
+        time, so the solution's generator runs no further than Python would run it (its side
+        effects and its exceptions come when they would)."""
         if object.__getattribute__(self, "_ended"):
             return False
-        chunk: int = object.__getattribute__(self, "_chunk")
+        chunk: int = object.__getattribute__(self, "_chunk") if ahead else 1
         items = self._data("__next__", chunk)
         if type(items) is not list or len(items) > chunk:
             raise TypeError("the solution's iterator did not give a list of items")
         object.__getattribute__(self, "_left").extend(items)
         object.__setattr__(self, "_ended", len(items) < chunk)
-        object.__setattr__(self, "_chunk", min(chunk * 2, _MAX_CHUNK))
+        if ahead:
+            object.__setattr__(self, "_chunk", min(chunk * 2, _MAX_CHUNK))
         return bool(items)
 
     def _once_left(self) -> collections.deque[Any] | None:
@@ -435,15 +439,15 @@ class IteratorProxy(ObjectProxy):
         left = self._once_left()
         return iter(self._items()) if left is None else self._consume(left)
 
-    def _consume(self, left: collections.deque[Any]) -> Iterator[Any]:
-        while left or self._pull():
+    def _consume(self, left: collections.deque[Any], ahead: bool = True) -> Iterator[Any]:
+        while left or self._pull(ahead):
             yield left.popleft()
 
     def __next__(self) -> Any:
         left = self._once_left()
         if left is None:
             raise TypeError(f"{self!r} is not an iterator")
-        if not left and not self._pull():
+        if not left and not self._pull(ahead=False):
             raise StopIteration
         return left.popleft()
 
@@ -451,7 +455,7 @@ class IteratorProxy(ObjectProxy):
         left = self._once_left()
         if left is None:
             return item in self._items()
-        return any(value is item or value == item for value in self._consume(left))
+        return any(value is item or value == item for value in self._consume(left, ahead=False))
 
     def __len__(self) -> int:
         if self._once_left() is not None:

@@ -197,14 +197,25 @@ class _Server:
         if callable(value):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
-            once = isinstance(value, Iterator)
-            return {"o": self.handle(value), "np": reason, "it": True, "once": once}
+            if type(value) in _REITERABLE:
+                return {"o": self.handle(value), "np": reason, "it": True, "once": False}
+            # Anything else is read once, through one iterator taken here: a class of the
+            # solution (a KeysView subclass, an iterator whose __iter__ starts afresh) could
+            # yield other items to each len(), in and [i] of the test.
+            try:
+                items = iter(value)
+            except Exception:
+                return {"o": self.handle(value), "np": reason}
+            return {"o": self.handle(items), "np": reason, "it": True, "once": True}
         return {"o": self.handle(value), "np": reason}
 
 
 # Results test code may iterate (``list(f(x))``, ``set(f(x))``, ``sorted(f(x))``), as it could a
 # generator or ``map`` in Python: they stay here, and only their items cross, as plain data.
 _ITERABLES = (Iterator, range, KeysView, ValuesView, ItemsView)
+# Iterated afresh each time, with a length and (range) items by index: exactly these builtin
+# types, whose items no code of the solution decides.
+_REITERABLE = frozenset({range, type({}.keys()), type({}.values()), type({}.items())})
 
 
 def _describe_exception(exc: BaseException) -> list[str]:

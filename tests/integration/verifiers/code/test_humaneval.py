@@ -122,6 +122,15 @@ def test_a_solution_cannot_redefine_the_helper_its_check_uses(task: str) -> None
     assert verify(canonical(problem), ground_truth(problem), {}).status == "correct"
 
 
+@pytest.mark.usefixtures("each_sandbox")
+@pytest.mark.parametrize("task", ["HumanEval/10", "HumanEval/32", "HumanEval/38"])
+def test_an_answer_of_the_entry_function_alone_may_call_the_prompts_helpers(task: str) -> None:
+    problem = next(p for p in problems() if p["task_id"] == task)
+    header = problem["prompt"][problem["prompt"].index(f"def {problem['entry_point']}") :]
+    verdict = verify(fenced(header + problem["canonical_solution"]), ground_truth(problem), {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
 def test_the_suite_through_the_service(embedded_client: Any) -> None:
     # A fresh service, one request: the canonical solutions and their always-equal twins.
     items = [

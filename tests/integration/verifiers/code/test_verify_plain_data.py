@@ -281,10 +281,65 @@ CONTAINER_TESTS = [
 ]
 
 
-@pytest.mark.parametrize("test", CONTAINER_TESTS)
-def test_an_object_of_the_solution_does_not_decide_membership_or_its_length(test: str) -> None:
+# A view of the solution's own class (a KeysView subclass) passed for a re-iterable dict view:
+# each len(), in and [i] of the test iterated it afresh, and it yielded other items each time.
+SHIFTING_VIEW = """
+from collections.abc import KeysView, ItemsView
+class Shifting(KeysView):
+    def __init__(self, scripts):
+        self.scripts, self.n = scripts, 0
+    def __iter__(self):
+        items = self.scripts[min(self.n, len(self.scripts) - 1)]
+        self.n += 1
+        return iter(items)
+    def __len__(self): return 0
+    def __contains__(self, item): return False
+class ShiftingItems(ItemsView, Shifting):
+    pass
+def points(n):
+    return Shifting([[0] * 6, [(1, 2)]])
+def pick(xs):
+    return Shifting([[5, 0], [0, 7]])
+def counts(s):
+    return ShiftingItems([[('a', 1)] * 3, [('b', 2)]])
+"""
+SHIFTING_TESTS = [
+    "r = points(6)\nassert len(r) == 6 and (1, 2) in r",
+    "r = pick([5, 7])\nassert r[0] == 5 and r[1] == 7",
+    "r = counts('ab')\nassert len(r) == 3 and ('b', 2) in r and ('a', 1) not in r",
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "test"),
+    [(LYING_CONTAINER, test) for test in CONTAINER_TESTS]
+    + [(SHIFTING_VIEW, test) for test in SHIFTING_TESTS],
+)
+def test_an_object_of_the_solution_does_not_decide_membership_or_its_length(
+    program: str, test: str
+) -> None:
+    # A view of the solution's own class is read once, through one iterator.
     ground_truth = {"language": "python", "mode": "assert", "tests": [test]}
-    _wrong_not_error(verify(fenced(LYING_CONTAINER), ground_truth, {}))
+    _wrong_not_error(verify(fenced(program), ground_truth, {}))
+
+
+def test_a_generator_runs_no_further_than_python_runs_it() -> None:
+    # next() and in take one item at a time: the generator's state, side effects and errors
+    # come when they would in Python.
+    program = (
+        "def gen():\n    yield 1\n    yield 2\n    raise ValueError('done')\n"
+        "class Box:\n    v = 0\n    def set(self, v): Box.v = v\n"
+        "    def values(self):\n        while True:\n            yield Box.v\n"
+    )
+    tests = [
+        "g = gen()\nassert next(g) == 1 and next(g) == 2\ntry:\n    next(g)\n"
+        "except ValueError:\n    pass\nelse:\n    assert False",
+        "b = Box()\ng = b.values()\nb.set(1)\nassert next(g) == 1\nb.set(2)\nassert next(g) == 2"
+        "\nb.set(3)\nassert 3 in g",
+    ]
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    verdict = verify(fenced(program), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
 def test_honest_iterators_and_containers_answer_membership_and_length() -> None:

@@ -117,5 +117,11 @@ def test_the_prelude_goes_first_and_the_answers_future_imports_before_it() -> No
     assert program.endswith("import sys\ndef f() -> int:\n    return 1\n")
     compile(program, "solution.py", "exec")
     assert with_prelude("", answer) == answer
-    cpp = with_prelude("#include <bits/stdc++.h>\nusing namespace std;", "int main() {}\n")
+    # A continued or parenthesised one moves whole; one inside a string stays.
+    answer = "from __future__ import (annotations,\n    division)\nx = 1\n"
+    assert with_prelude("import os", answer).startswith("from __future__ import (annotations,\n")
+    compile(with_prelude("import os", answer), "solution.py", "exec")
+    quoted = 's = """\nfrom __future__ import annotations\n"""\n'
+    assert with_prelude("import os", quoted) == "import os\n\n" + quoted
+    cpp = with_prelude("#include <bits/stdc++.h>\nusing namespace std;", "int main() {}\n", "cpp")
     assert cpp == "#include <bits/stdc++.h>\nusing namespace std;\n\nint main() {}\n"

@@ -27,6 +27,8 @@ def test_the_prompts_helpers_come_before_the_check_and_the_entry_point_does_not(
     assert "def find_zero" not in test
     assert test.index("def poly") < test.index("def check") < test.index("check(find_zero)")
     compile(test, "test", "exec")
+    # The solution gets them too, above its answer.
+    assert truth["prelude"].startswith("import math\n") and "def find_zero" not in truth["prelude"]
     parse_ground_truth(truth)  # a valid ground truth as it is
 
 
@@ -36,6 +38,7 @@ def test_a_prompt_of_the_entry_point_alone_adds_nothing() -> None:
         {"prompt": prompt, "test": "def check(c): pass\n", "entry_point": "add"}
     )
     assert truth["tests"] == ["def check(c): pass\n\ncheck(add)\n"]
+    assert "prelude" not in truth
 
 
 def test_a_prompt_that_does_not_parse_adds_nothing() -> None:

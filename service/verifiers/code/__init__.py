@@ -1,4 +1,4 @@
-"""Code verifier (kind ``code``, code 1.7.0): run the completion's program against hidden tests.
+"""Code verifier (kind ``code``, code 1.7.1): run the completion's program against hidden tests.
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 

@@ -5,12 +5,15 @@
   JSON writers refuse ints past 4300 digits), compared with the expected value on the host.
 - ``values``: the operands of a lifted assert line; the host finishes the comparison.
 - ``exec``: a whole test (loops, helpers, several statements) in a fresh namespace whose
-  names of the solution are proxies; it passes only if it runs to its end.
+  names of the solution are proxies; it passes only if it runs to its end, and then only if
+  the ``unittest.TestCase`` classes it defines pass when run (BigCodeBench states its tests
+  as such a class and never runs it: left alone, any answer would pass).
 """
 
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any
 
@@ -70,5 +73,64 @@ def run_values(
 def run_exec(
     session: Session, codes: list[types.CodeType], namespaces: list[str]
 ) -> dict[str, Any]:
-    exec(codes[0], namespace(session, codes, namespaces))
+    scope = namespace(session, codes, namespaces)
+    exec(codes[0], scope)
+    classes = test_case_classes(scope)
+    if classes:
+        run_test_cases(classes)
     return {"done": True}
+
+
+def test_case_classes(scope: dict[str, Any]) -> list[type]:
+    """The ``unittest.TestCase`` classes the test code defined (not ones it imported)."""
+    unittest = sys.modules.get("unittest")
+    if unittest is None:  # the test did not import it: it defined none
+        return []
+    return [
+        value
+        for value in list(scope.values())
+        if isinstance(value, type)
+        and issubclass(value, unittest.TestCase)
+        and value.__module__ == scope["__name__"]
+    ]
+
+
+def run_test_cases(classes: list[type]) -> None:
+    """Run the classes' tests as unittest would; the first failure or error fails the test
+    (``AssertionError`` with its report). What the harness raises to end a test (its clocks,
+    the solution gone, an answer that is not plain data: BaseExceptions) is caught by
+    unittest like any error; it is raised again here, so the test ends as it would have."""
+    import unittest
+
+    class Result(unittest.TestResult):
+        halt: BaseException | None = None
+
+        def _keep(self, err: Any) -> None:
+            if err is not None and self.halt is None and not issubclass(err[0], Exception):
+                self.halt = err[1]
+                self.stop()
+
+        def addError(self, test: Any, err: Any) -> None:
+            self._keep(err)
+            super().addError(test, err)
+
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+            self._keep(err)
+            super().addSubTest(test, subtest, err)
+
+        def addExpectedFailure(self, test: Any, err: Any) -> None:
+            self._keep(err)
+            super().addExpectedFailure(test, err)
+
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(cls) for cls in classes)
+    result = Result()
+    suite.run(result)
+    if result.halt is not None:
+        raise result.halt
+    if not result.wasSuccessful():
+        failed = [*result.failures, *result.errors]
+        if not failed:
+            raise AssertionError("a test marked as an expected failure passed")
+        test, report = failed[0]
+        raise AssertionError(f"{test.id()} did not pass:\n{report[-2000:]}")

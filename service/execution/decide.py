@@ -79,18 +79,31 @@ def _verify_misses(
             started = time.perf_counter()
             verdict = verdict_for(call)
             timed.append((verdict, (time.perf_counter() - started) * 1000.0))
+    leaks: dict[tuple[str, type, str | int | float], bool] = {}
     return {
-        key: (_flag_answer_leak(verdict, prepared), duration_ms)
+        key: (_flag_answer_leak(verdict, prepared, leaks), duration_ms)
         for (key, prepared), (verdict, duration_ms) in zip(distinct.items(), timed, strict=True)
     }
 
 
-def _flag_answer_leak(verdict: Verdict, prepared: PreparedItem) -> Verdict:
-    """Flag, for audit, an answer written in the prompt: such data teaches copying."""
-    prompt = prepared.item.prompt
+def _flag_answer_leak(
+    verdict: Verdict, prepared: PreparedItem, leaks: dict[tuple[str, type, str | int | float], bool]
+) -> Verdict:
+    """Flag, for audit, an answer written in the prompt: such data teaches copying.
+
+    ``leaks`` remembers the scan per prompt and ground truth within a chunk: a group's items
+    share both, and the scan normalises the whole prompt."""
+    prompt, truth = prepared.item.prompt, prepared.item.ground_truth
     if prompt is None or len(prompt) > MAX_LEAK_SCAN_CHARS:
         return verdict
-    if not answer_leak(prompt, prepared.item.ground_truth):
+    if type(truth) in (str, int, float):  # the type too: 1 and 1.0 are one key, not one text
+        key = (prompt, type(truth), truth)
+        leaked = leaks.get(key)
+        if leaked is None:
+            leaked = leaks[key] = answer_leak(prompt, truth)
+    else:
+        leaked = answer_leak(prompt, truth)
+    if not leaked:
         return verdict
     details = {**verdict.details, "answer_leak": True}
     return Verdict(verdict.reward, verdict.status, verdict.components, details)

@@ -251,6 +251,27 @@ def test_an_answer_written_in_the_prompt_is_flagged(embedded_client: Any) -> Non
     assert "answer_leak" not in clean["details"]
 
 
+def test_the_leak_flag_is_per_prompt_and_ground_truth_within_a_request(
+    embedded_client: Any,
+) -> None:
+    # One chunk: the scan is remembered per prompt and ground truth, and 12 is not 12.0.
+    prompt = "A box holds 12 apples. How many are in two boxes, halved?"
+    items = [
+        {"prompt": prompt, "completion": "\\boxed{12}", "ground_truth": 12},
+        {"prompt": prompt, "completion": "The answer is \\boxed{12}.", "ground_truth": 12},
+        {"prompt": prompt, "completion": "\\boxed{12}", "ground_truth": 12.0},
+        {"prompt": prompt + " ", "completion": "\\boxed{12}", "ground_truth": "12.0"},
+    ]
+    results = post(embedded_client, {"verifier": "math", "items": items})["results"]
+    assert [r["status"] for r in results] == ["correct"] * 4
+    assert [r["details"].get("answer_leak", False) for r in results] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
 def test_other_built_in_kinds_answer_through_the_api(embedded_client: Any) -> None:
     r1 = "<think>2+2 is 4</think><answer>\\boxed{4}</answer>"
     items = [

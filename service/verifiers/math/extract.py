@@ -464,6 +464,10 @@ def part_boxes(found: Extraction) -> tuple[str, ...]:
 # Text that is never shown: an HTML comment, a TeX \iffalse block.
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)", re.S)
 _THINK_END = "</think>"
+# A TeX comment: an unescaped "%" to the end of its line. A percent sign is not one: it follows
+# a number ("25%", "25 %"), a group, a bracket or a formula ("\\frac{1}{2}%", "$25$%"), or is a
+# label in parentheses ("(%)"); "\\%" is escaped.
+_COMMENT = re.compile(r"(?<![\\\d})\]$])(?<!\d )(?!(?<=[(\[])%[)\]])%[^\n]*")
 
 
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
@@ -474,6 +478,8 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     text = completion[-MAX_SCAN_CHARS:]
     if "<!--" in text or "\\iffalse" in text:
         text = _HIDDEN.sub(" ", text)
+    if "%" in text:
+        text = _COMMENT.sub("", text)
     if _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]
         if after.strip():

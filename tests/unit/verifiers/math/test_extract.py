@@ -155,6 +155,33 @@ def test_what_is_never_shown_is_not_the_answer() -> None:
     assert parts("$\\boxed{7}$ \\iffalse \\boxed{5} \\fi") == ("7",)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is $\\boxed{7}$.\n% \\boxed{5}",
+        "$\\boxed{7}$ % final: $\\boxed{5}$",
+        "$\\boxed{7}$\n  %% The answer is 5.",
+    ],
+)
+def test_a_tex_comment_is_not_read(text: str) -> None:
+    assert parts(text) == ("7",)
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("The share is $\\boxed{25\\%}$.", ("25\\%",)),
+        ("The share is \\boxed{25%}.", ("25%",)),
+        ("About 25% of them, so the answer is 25.", ("25",)),
+        ("About 25 % of them, so $\\boxed{25}$.", ("25",)),
+        ("$\\frac{1}{2}$% of them: $\\boxed{7}$", ("7",)),
+        ("The rate (%) is $\\boxed{7}$.", ("7",)),
+    ],
+)
+def test_a_percent_sign_is_not_a_comment(text: str, answer: tuple[str, ...]) -> None:
+    assert parts(text) == answer
+
+
 def test_the_answer_after_the_reasoning_block_stands() -> None:
     think = "<think>\nFirst guess \\boxed{5}. Rechecking: it's 7.\n</think>\n\n"
     assert parts(think + "The answer is $7$.") == ("$7$",)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .normalize import find_closing_brace
+from .normalize import drop_invisible, find_closing_brace
 
 FORMS: tuple[str, ...] = (
     "answer_tag",
@@ -480,6 +480,8 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
         text = _HIDDEN.sub(" ", text)
     if "%" in text:
         text = _COMMENT.sub("", text)
+    if "phantom" in text or "color" in text:
+        text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
     if _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]
         if after.strip():

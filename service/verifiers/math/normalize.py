@@ -294,8 +294,91 @@ def _drop_qualifier(s: str) -> str:
 
 # "\\not=" and "\\not\\in" negate the relation (the parser would drop the \\not).
 _NOT_RELATION = re.compile(r"\\not\s*(?:(=)|\\in(?![a-zA-Z]))")
-# "\\phantom{5}" takes the room of 5 and prints nothing (one level of nested braces).
-_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{(?:[^{}]|\{[^{}]*\})*\}")
+# What prints nothing: "\\phantom{5}" (and \\hphantom, \\vphantom) only takes the room of 5, and
+# white ink is invisible: \\textcolor{white}{5}, and \\color{white} to the end of its group or
+# formula.
+_INVISIBLE = re.compile(r"\\(?:(?P<phantom>[hv]?phantom)|(?P<text>text)?color)(?![a-zA-Z])\s*")
+_COLOR_SPEC = re.compile(r"(?:\[\s*([A-Za-z]+)\s*\])?\s*\{([^{}]*)\}")
+_WHITE_NAMES = frozenset({"white", "transparent", "#fff", "#ffffff"})
+# The value of white in each xcolor model: every component at its maximum (cmyk: no ink).
+_WHITE_COMPONENT = {"rgb": 1.0, "RGB": 255.0, "gray": 1.0, "cmyk": 0.0, "cmy": 0.0}
+_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|.", re.S)
+# A group left empty ("7{\\color{white}0}" is "7{}"), unless it is an argument or a script.
+_EMPTY_GROUP = re.compile(r"(?<![\\A-Za-z}\]^_])\{\s*\}")
+
+
+def _white(model: str | None, spec: str) -> bool:
+    """The colour ``[model]{spec}`` is white: what it writes cannot be seen."""
+    value = spec.replace(" ", "")
+    if model is None or model == "named":
+        return value.lower() in _WHITE_NAMES
+    if model == "HTML":
+        return value.lower() == "ffffff"
+    if model not in _WHITE_COMPONENT:
+        return False
+    try:
+        components = [float(c) for c in value.split(",")]
+    except ValueError:
+        return False
+    return all(c == _WHITE_COMPONENT[model] for c in components)
+
+
+def _argument_end(text: str, start: int) -> int:
+    """Where the macro argument at ``start`` ends: a braced group (unclosed: the rest of the
+    text) or a single token."""
+    while start < len(text) and text[start] == " ":
+        start += 1
+    if start < len(text) and text[start] == "{":
+        close = find_closing_brace(text, start)
+        return len(text) if close < 0 else close + 1
+    token = _TOKEN.match(text, start)
+    return token.end() if token else start
+
+
+def _scope_end(text: str, start: int) -> int:
+    """Where a declaration at ``start`` (\\color) stops: the end of its group or of its
+    formula (``$``, ``\\]``, ``\\)``), else the end of the text."""
+    depth = 0
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            if depth == 0 and text[i + 1 : i + 2] in ("]", ")"):
+                return i
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif ch == "$" and depth == 0:
+            return i
+        i += 1
+    return len(text)
+
+
+def drop_invisible(text: str) -> str:
+    """The text without what prints nothing (a phantom, white ink): a box no reader sees is
+    no answer, and a digit no reader sees is no part of one. Other colours stay as they are."""
+    out: list[str] = []
+    pos = 0
+    while (m := _INVISIBLE.search(text, pos)) is not None:  # each pass moves past a command
+        if m.group("phantom"):
+            out.append(text[pos : m.start()])
+            pos = _argument_end(text, m.end())
+            continue
+        spec = _COLOR_SPEC.match(text, m.end())
+        if spec is None or not _white(spec.group(1), spec.group(2)):
+            out.append(text[pos : m.end()])
+            pos = m.end()
+            continue
+        out.append(text[pos : m.start()])
+        pos = _argument_end(text, spec.end()) if m.group("text") else _scope_end(text, spec.end())
+    out.append(text[pos:])
+    shown = "".join(out)
+    return _EMPTY_GROUP.sub("", shown) if len(shown) < len(text) else shown
 
 
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
@@ -307,8 +390,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
     if "\\not" in s:
         s = _NOT_RELATION.sub(lambda m: "\\neq " if m.group(1) == "=" else "\\notin ", s)
-    if "phantom" in s:
-        s = _PHANTOM.sub("", s)  # prints nothing, so it is nothing of the answer
+    if "phantom" in s or "color" in s:
+        s = drop_invisible(s)  # prints nothing, so it is nothing of the answer
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
     s = _TEXTDOLLAR.sub("$", s)

@@ -182,6 +182,28 @@ def test_a_percent_sign_is_not_a_comment(text: str, answer: tuple[str, ...]) -> 
     assert parts(text) == answer
 
 
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "\\phantom{\\boxed{5}}",
+        "$\\hphantom{\\boxed{5}}$",
+        "$\\vphantom{\\boxed{5}}$",
+        "${\\color{white}\\boxed{5}}$",
+        "$\\textcolor{white}{\\boxed{5}}$",
+        "${\\color{white} so the answer is \\boxed{5}}$",
+        "$\\color{#FFFFFF} \\boxed{5}$",
+    ],
+)
+def test_an_invisible_box_is_neither_the_answer_nor_a_hedge(hidden: str) -> None:
+    assert parts(f"The answer is $\\boxed{{7}}$. {hidden}") == ("7",)
+    assert parts(f"{hidden} The answer is $\\boxed{{7}}$.") == ("7",)
+
+
+def test_a_box_in_a_visible_colour_is_read() -> None:
+    assert parts("$\\textcolor{red}{\\boxed{5}}$") == ("5",)
+    assert parts("$\\color{blue}\\boxed{5}$") == ("5",)
+
+
 def test_the_answer_after_the_reasoning_block_stands() -> None:
     think = "<think>\nFirst guess \\boxed{5}. Rechecking: it's 7.\n</think>\n\n"
     assert parts(think + "The answer is $7$.") == ("$7$",)

@@ -6,6 +6,7 @@ import pytest
 
 from service.verifiers.math.normalize import (
     cap,
+    drop_invisible,
     find_closing_brace,
     normalize_answer,
     read_decimal_commas,
@@ -102,6 +103,33 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
 )
 def test_normalize_answer(raw: str, expected: str) -> None:
     assert normalize_answer(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("a\\phantom{b{c}}d", "ad"),
+        ("a\\hphantom {x}y", "ay"),
+        ("a\\vphantom5d", "ad"),  # an argument without braces is one token
+        ("{\\color{white}x}y", "y"),  # white to the end of its group
+        ("\\color{White} x$y", "$y"),  # ... or of its formula
+        ("\\(\\color{white}x\\) y", "\\(\\) y"),
+        ("\\textcolor{white}{x}y", "y"),
+        ("\\textcolor[rgb]{1,1,1}{x}y", "y"),
+        ("\\textcolor[RGB]{255, 255, 255}{x}y", "y"),
+        ("\\textcolor[HTML]{FFFFFF}{x}y", "y"),
+        ("\\color{#fff}x", ""),
+        ("\\color[gray]{1}x", ""),
+        ("7{\\color{white}0}", "7"),
+        ("\\boxed{\\color{white}5}", "\\boxed{}"),  # the box is an argument: it stays, empty
+        # Ink that shows stays: normalisation drops the command and keeps its text.
+        ("\\color[gray]{0.5}x", "\\color[gray]{0.5}x"),
+        ("\\textcolor{red}{x}y", "\\textcolor{red}{x}y"),
+        ("\\colorbox{white}{x}", "\\colorbox{white}{x}"),
+    ],
+)
+def test_drop_invisible(raw: str, expected: str) -> None:
+    assert drop_invisible(raw) == expected
 
 
 def test_normalize_keeps_list_and_thousands_apart() -> None:

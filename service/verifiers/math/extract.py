@@ -73,6 +73,20 @@ _CUT = re.compile(
     rf"|{_RULED_OUT}|,?\s+(?:rather\s+than|instead\s+of)\s",
     re.I,
 )
+# "Answer: 7; the remainder is 5": after a value, a clause that starts after a semicolon or after
+# ", and" / ", so" with a new subject is another sentence. Its verb must not make _prose_tail
+# read the clause's value ("5") as the answer.
+_NEXT_CLAUSE = re.compile(
+    r";\s*(?=[A-Za-z]{2,}\b(?!\s*[=_^(]))"
+    r"|,?\s+(?:and|so|thus|hence|while|whereas)\s+(?=(?:the|this|that|it|its|there|we|our)\b)",
+    re.I,
+)
+# Words of a clause that takes the value before it back ("7; wait, actually it is 5").
+_TAKES_BACK = re.compile(
+    r"\b(?:wait|actually|oops|hmm+|sorry|correct(?:ion|ed)|mistakes?|wrong|incorrect|instead|"
+    r"rather|re-?check\w*|reconsider\w*)\b|\bno\s*,",
+    re.I,
+)
 # The last number of "so x is 4, not 3" is the one ruled out.
 _NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
 # "The answer is not 5.": a statement that denies a value states no answer.
@@ -282,7 +296,20 @@ def _cut_statement(rest: str) -> str:
         boxes = all_boxed(s[:2000])
         return boxes[0] if boxes else s
     m = _CUT.search(s)
-    return _prose_tail((s[: m.start()] if m else s).strip().rstrip("*").strip())
+    return _prose_tail(_first_clause(s[: m.start()] if m else s).strip().rstrip("*").strip())
+
+
+def _first_clause(statement: str) -> str:
+    """A value and no more when a further clause follows it ("7; the remainder is 5"), unless
+    that clause takes the value back ("7; wait, actually it is 5": read as before)."""
+    clause = _NEXT_CLAUSE.search(statement)
+    if clause is None:
+        return statement
+    head = statement[: clause.start()]
+    is_value = bool(re.search(r"[\d\\$]", head)) and len(_PROSE_WORD.findall(head)) <= 1
+    if not is_value or _TAKES_BACK.search(statement, clause.end()):
+        return statement
+    return head
 
 
 def _plausible(content: str) -> bool:

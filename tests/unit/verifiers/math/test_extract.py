@@ -238,6 +238,33 @@ def test_statement_anchor_keeps_the_clause() -> None:
     assert parts("The answer is 381 or 391.") == ("381 or 391",)
 
 
+@pytest.mark.parametrize(
+    ("ending", "answer"),
+    [
+        ("Answer: 7; the remainder is 5.", "7"),
+        ("Answer: 7, and the remainder is 5.", "7"),
+        ("Answer: 7 and the remainder is 5.", "7"),
+        ("Final answer: 7, so the remainder is 5.", "7"),
+        ("The answer is 10; hence the remainder is 5.", "10"),
+        ("The answer is 7; but the remainder is 5.", "7"),
+        ("The answer is 5 apples; the rest is 2.", "5 apples"),
+        ("The answer is \\frac{1}{2}; the other root is 3.", "\\frac{1}{2}"),
+        # A clause that takes the value back is read as before: its value is the answer.
+        ("Answer: 7; wait, actually it is 5.", "5"),
+        ("The answer is 7; wait, actually the answer is 5", "5"),
+        # Not a further clause: a list, a system, a sentence about the answer.
+        ("Answer: x = 1; y = 2", "x = 1; y = 2"),
+        ("Answer: p=5, q=2; p=7, q=2", "p=5, q=2; p=7, q=2"),
+        ("The answer is 3 and 4.", "3 and 4"),
+        ("The answer is the number of ways, and that is 120.", "120"),
+    ],
+)
+def test_a_further_clause_after_the_stated_value_is_not_the_answer(
+    ending: str, answer: str
+) -> None:
+    assert parts(ending) == (answer,)
+
+
 def test_a_clause_describing_the_value_before_it_gives_that_value() -> None:
     ending = "the answer is that $n = 12$ is the only solution."
     assert parts(ending) == ("n = 12",)

@@ -73,6 +73,12 @@ _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 _SIZING = re.compile(r"\\(?:left|right|[bB]igg?[lr]?|middle)(?![a-zA-Z])\s*")
 _SIZING_DOT = re.compile(r"\\(?:left|right)\s*\.")
 _FRAC_VARIANTS = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
+_BINOM_VARIANTS = re.compile(r"\\[dt]binom(?![a-zA-Z])")
+# "{n \\choose k}" is \\binom{n}{k} (one level of nested braces on either side); at the top
+# level "n \\choose k" takes the whole formula, as in TeX.
+_CHOOSE_ARG = r"((?:[^{}]|\{[^{}]*\})*?)\\choose(?![a-zA-Z])((?:[^{}]|\{[^{}]*\})*)"
+_CHOOSE_GROUP = re.compile(r"(?<!\\)\{" + _CHOOSE_ARG + r"\}")
+_CHOOSE_WHOLE = re.compile("^" + _CHOOSE_ARG + "$")
 _THOUSANDS_THIN = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\,(?=\d{3}(?!\d))")
 _NEG_SPACE = re.compile(r"(?<!\\)\\!")
 _QUOTES = re.compile(r"\\?\"|''|``")
@@ -403,6 +409,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _SIZING_DOT.sub("", s)
     s = _SIZING.sub("", s)
     s = _FRAC_VARIANTS.sub(r"\\frac", s)
+    if "binom" in s or "choose" in s:
+        s = _binomials(s)
     s = _STYLE.sub("", s)
     s = _THOUSANDS_THIN.sub(",", s)
     s = _NEG_SPACE.sub("", s)
@@ -447,6 +455,18 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _choose(match: re.Match[str]) -> str:
+    return f"\\binom{{{match.group(1).strip()}}}{{{match.group(2).strip()}}}"
+
+
+def _binomials(s: str) -> str:
+    """``\\dbinom``, ``\\tbinom`` and ``{n \\choose k}`` all as ``\\binom{n}{k}``."""
+    s = _BINOM_VARIANTS.sub(r"\\binom", s)
+    if "\\choose" in s:
+        s = _CHOOSE_WHOLE.sub(_choose, _CHOOSE_GROUP.sub(_choose, s))
+    return s
 
 
 def _ordinal(match: re.Match[str]) -> str:

@@ -99,6 +99,11 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("1⁄2", "1/2"),
         ("2\\text{ out of }3", "\\frac{2}{3}"),
         ("2 out of 3", "\\frac{2}{3}"),
+        ("{5 \\choose 2}", "\\binom{5}{2}"),
+        ("2{n+1 \\choose k}", "2\\binom{n+1}{k}"),
+        ("5 \\choose 2", "\\binom{5}{2}"),
+        ("\\dbinom{5}{2}", "\\binom{5}{2}"),
+        ("\\tbinom{5}{2}", "\\binom{5}{2}"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:

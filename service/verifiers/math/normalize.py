@@ -26,12 +26,19 @@ _UNICODE = {
     "\u2264": r"\leq ",
     "\u2265": r"\geq ",
     "\u2260": r"\neq ",
-    "\u221a": r"\sqrt",
     "\u222a": r"\cup ",
     "\u2229": r"\cap ",
     "\u2205": r"\emptyset ",
     "\u00b0": r"^\circ ",
     "\u2192": r"\to ",
+    "\u2208": r"\in ",
+    "\u2209": r"\notin ",
+    # Number sets: "ℝ" is \mathbb{R}, the real line.
+    "\u2115": r"\mathbb{N}",
+    "\u2124": r"\mathbb{Z}",
+    "\u211a": r"\mathbb{Q}",
+    "\u211d": r"\mathbb{R}",
+    "\u2102": r"\mathbb{C}",
     "\u27e8": "(",
     "\u27e9": ")",
     "\u00a0": " ",
@@ -67,6 +74,13 @@ _UNICODE = {
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
+# Full-width forms ("１２３", "－５", "（１，２）", "５０％") are their ASCII characters, and an
+# ideographic space a space. Only these: NFKC would also make the superscript of x² a digit (x2).
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+# "√2", "∛8", "∜16" are roots of the whole number after them (as "\\sqrt 11" is read below),
+# "√(x+1)" of the parenthesis; otherwise the sign is the command and takes its argument.
+_ROOT_SIGN = re.compile(r"([√∛∜])\s*(?:(\d+(?:\.\d+)?)|\(([^()]*)\))?")
+_ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 
@@ -393,7 +407,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     ``decimal_comma``: the ``decimal_separator: ","`` convention (``2,74`` is 2.74).
     """
     s = strip_delimiters(text)
-    s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
+    if not s.isascii():
+        s = _unicode(s)
     if "\\not" in s:
         s = _NOT_RELATION.sub(lambda m: "\\neq " if m.group(1) == "=" else "\\notin ", s)
     if "phantom" in s or "color" in s:
@@ -455,6 +470,20 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _unicode(s: str) -> str:
+    """Unicode spellings as LaTeX: full-width forms, roots, symbols, vulgar fractions."""
+    s = s.translate(_FULL_WIDTH)
+    if "√" in s or "∛" in s or "∜" in s:
+        s = _ROOT_SIGN.sub(_root, s)
+    return _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
+
+
+def _root(match: re.Match[str]) -> str:
+    index = _ROOT_INDEX[match.group(1)]
+    argument = match.group(2) if match.group(2) is not None else match.group(3)
+    return f"\\sqrt{index} " if argument is None else f"\\sqrt{index}{{{argument}}}"
 
 
 def _choose(match: re.Match[str]) -> str:

@@ -104,6 +104,20 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("5 \\choose 2", "\\binom{5}{2}"),
         ("\\dbinom{5}{2}", "\\binom{5}{2}"),
         ("\\tbinom{5}{2}", "\\binom{5}{2}"),
+        ("∛8", "\\sqrt[3]{8}"),
+        ("2∛2", "2\\sqrt[3]{2}"),
+        ("∜x", "\\sqrt[4]x"),
+        ("√(x+1)", "\\sqrt{x+1}"),
+        ("√11", "\\sqrt{11}"),
+        ("ℝ", "\\mathbb{R}"),
+        ("x ∈ ℤ", "x\\in\\mathbb{Z}"),
+        ("ℕ, ℚ, ℂ", "\\mathbb{N},\\mathbb{Q},\\mathbb{C}"),
+        ("１２３", "123"),
+        ("－５", "-5"),
+        ("（１，２）", "(1,2)"),
+        ("５０％", "50%"),
+        ("x²", "x^{2}"),  # a superscript stays a power: no NFKC
+        ("ｘ²", "x^{2}"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:

@@ -150,6 +150,10 @@ _FRAC_DIGITS = [
 _WS = re.compile(r"\s+")
 _SPACE_NEAR_SYMBOL = re.compile(r" (?=[^A-Za-z0-9 ])|(?<=[^A-Za-z0-9, ]) ")
 TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\\\|\\text\{\s*\.?\s*\})+$")
+# "1, 2, 3, ..." (or "1, 2, 3...") goes on: its dots are an ellipsis, not punctuation to trim,
+# which would leave the finite list 1, 2, 3. Two dots are enough: a statement cut at its full
+# stop keeps two of three. A lone "3..." stays 3; "2,74..." (no space) may be a decimal comma.
+_LIST_ELLIPSIS = re.compile(r"\s*,\s*\.(?:\s*\.)+$|(?<=, )([-+]?\d+)\.(?:\s*\.)+$")
 _LEADING_WORDS = re.compile(
     r"^(?:(?:either|both|thus|so|hence|therefore|approximately|about|exactly|is|are)\b\s*"
     r"|(?:[=:]|\\approx(?![a-zA-Z])|\\sim(?![a-zA-Z]))\s*)+",
@@ -460,6 +464,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _WS.sub(" ", s).strip()
     s = _PERCENT_WORD.sub("%", s)
     s = _LEADING_WORDS.sub("", s)
+    if s.endswith(".") and "," in s:
+        s = _LIST_ELLIPSIS.sub(lambda m: (m.group(1) or "") + ",\\ldots", s)
     s = TRAILING_PUNCT.sub("", s)
     s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
     s = TRAILING_PUNCT.sub("", _drop_qualifier(s))

@@ -118,6 +118,13 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("５０％", "50%"),
         ("x²", "x^{2}"),  # a superscript stays a power: no NFKC
         ("ｘ²", "x^{2}"),
+        ("1, 2, 3, ...", "1, 2, 3,\\ldots"),  # a list that goes on keeps its ellipsis
+        ("1, 2, 3, . . .", "1, 2, 3,\\ldots"),
+        ("1, 2, 3, ..", "1, 2, 3,\\ldots"),
+        ("1, 2, 3...", "1, 2, 3,\\ldots"),
+        ("1, 2, 3, \\ldots", "1, 2, 3,\\ldots"),
+        ("1, 2, 3.", "1, 2, 3"),  # a full stop is punctuation
+        ("3...", "3"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:

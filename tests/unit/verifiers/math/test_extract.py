@@ -160,6 +160,7 @@ def test_what_is_never_shown_is_not_the_answer() -> None:
     [
         "The answer is $\\boxed{7}$.\n% \\boxed{5}",
         "$\\boxed{7}$ % final: $\\boxed{5}$",
+        "\\boxed{7}%\\boxed{5}",
         "$\\boxed{7}$\n  %% The answer is 5.",
     ],
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .normalize import find_closing_brace
+from .normalize import drop_invisible, find_closing_brace
 
 FORMS: tuple[str, ...] = (
     "answer_tag",
@@ -71,6 +71,20 @@ _CUT = re.compile(
     r"\n|\.(?=\s|$)|(?:\s+\(?|\()\s*(?:since|because|which|so that|where|when|for all)\s|\s+as\s"
     r"|I hope"
     rf"|{_RULED_OUT}|,?\s+(?:rather\s+than|instead\s+of)\s",
+    re.I,
+)
+# "Answer: 7; the remainder is 5": after a value, a clause that starts after a semicolon or after
+# ", and" / ", so" with a new subject is another sentence. Its verb must not make _prose_tail
+# read the clause's value ("5") as the answer.
+_NEXT_CLAUSE = re.compile(
+    r";\s*(?=[A-Za-z]{2,}\b(?!\s*[=_^(]))"
+    r"|,?\s+(?:and|so|thus|hence|while|whereas)\s+(?=(?:the|this|that|it|its|there|we|our)\b)",
+    re.I,
+)
+# Words of a clause that takes the value before it back ("7; wait, actually it is 5").
+_TAKES_BACK = re.compile(
+    r"\b(?:wait|actually|oops|hmm+|sorry|correct(?:ion|ed)|mistakes?|wrong|incorrect|instead|"
+    r"rather|re-?check\w*|reconsider\w*)\b|\bno\s*,",
     re.I,
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
@@ -282,7 +296,20 @@ def _cut_statement(rest: str) -> str:
         boxes = all_boxed(s[:2000])
         return boxes[0] if boxes else s
     m = _CUT.search(s)
-    return _prose_tail((s[: m.start()] if m else s).strip().rstrip("*").strip())
+    return _prose_tail(_first_clause(s[: m.start()] if m else s).strip().rstrip("*").strip())
+
+
+def _first_clause(statement: str) -> str:
+    """A value and no more when a further clause follows it ("7; the remainder is 5"), unless
+    that clause takes the value back ("7; wait, actually it is 5": read as before)."""
+    clause = _NEXT_CLAUSE.search(statement)
+    if clause is None:
+        return statement
+    head = statement[: clause.start()]
+    is_value = bool(re.search(r"[\d\\$]", head)) and len(_PROSE_WORD.findall(head)) <= 1
+    if not is_value or _TAKES_BACK.search(statement, clause.end()):
+        return statement
+    return head
 
 
 def _plausible(content: str) -> bool:
@@ -464,6 +491,15 @@ def part_boxes(found: Extraction) -> tuple[str, ...]:
 # Text that is never shown: an HTML comment, a TeX \iffalse block.
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)", re.S)
 _THINK_END = "</think>"
+# A TeX comment: an unescaped "%" to the end of its line. A percent sign is not one: it follows
+# a number ("25%", "25 %"), a group, a bracket or a formula ("\\frac{1}{2}%", "$25$%"), or is a
+# label in parentheses ("(%)"); "\\%" is escaped. But no percent sign is followed by a box: a
+# "%" before "\\boxed" is a comment whatever precedes it ("\\boxed{7}%\\boxed{5}"). The pattern
+# starts with "%" and looks back from there: leading with the look-behinds made every position
+# a try (60 µs on 2,000 characters).
+_COMMENT = re.compile(
+    r"%(?<!\\%)(?:(?=[ \t]*\\(?:boxed|fbox))|(?<![\d})\]$]%)(?<!\d %)(?!(?<=[(\[]%)[)\]]))[^\n]*"
+)
 
 
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
@@ -474,6 +510,10 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     text = completion[-MAX_SCAN_CHARS:]
     if "<!--" in text or "\\iffalse" in text:
         text = _HIDDEN.sub(" ", text)
+    if "%" in text:
+        text = _COMMENT.sub("", text)
+    if "phantom" in text or "color" in text:
+        text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
     if _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]
         if after.strip():

@@ -26,12 +26,19 @@ _UNICODE = {
     "\u2264": r"\leq ",
     "\u2265": r"\geq ",
     "\u2260": r"\neq ",
-    "\u221a": r"\sqrt",
     "\u222a": r"\cup ",
     "\u2229": r"\cap ",
     "\u2205": r"\emptyset ",
     "\u00b0": r"^\circ ",
     "\u2192": r"\to ",
+    "\u2208": r"\in ",
+    "\u2209": r"\notin ",
+    # Number sets: "ℝ" is \mathbb{R}, the real line.
+    "\u2115": r"\mathbb{N}",
+    "\u2124": r"\mathbb{Z}",
+    "\u211a": r"\mathbb{Q}",
+    "\u211d": r"\mathbb{R}",
+    "\u2102": r"\mathbb{C}",
     "\u27e8": "(",
     "\u27e9": ")",
     "\u00a0": " ",
@@ -67,12 +74,25 @@ _UNICODE = {
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
+# Full-width forms ("１２３", "－５", "（１，２）", "５０％") are their ASCII characters, and an
+# ideographic space a space. Only these: NFKC would also make the superscript of x² a digit (x2).
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+# "√2", "∛8", "∜16" are roots of the whole number after them (as "\\sqrt 11" is read below),
+# "√(x+1)" of the parenthesis; otherwise the sign is the command and takes its argument.
+_ROOT_SIGN = re.compile(r"([√∛∜])\s*(?:(\d+(?:\.\d+)?)|\(([^()]*)\))?")
+_ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 
 _SIZING = re.compile(r"\\(?:left|right|[bB]igg?[lr]?|middle)(?![a-zA-Z])\s*")
 _SIZING_DOT = re.compile(r"\\(?:left|right)\s*\.")
 _FRAC_VARIANTS = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
+_BINOM_VARIANTS = re.compile(r"\\[dt]binom(?![a-zA-Z])")
+# "{n \\choose k}" is \\binom{n}{k} (one level of nested braces on either side); at the top
+# level "n \\choose k" takes the whole formula, as in TeX.
+_CHOOSE_ARG = r"((?:[^{}]|\{[^{}]*\})*?)\\choose(?![a-zA-Z])((?:[^{}]|\{[^{}]*\})*)"
+_CHOOSE_GROUP = re.compile(r"(?<!\\)\{" + _CHOOSE_ARG + r"\}")
+_CHOOSE_WHOLE = re.compile("^" + _CHOOSE_ARG + "$")
 _THOUSANDS_THIN = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\,(?=\d{3}(?!\d))")
 _NEG_SPACE = re.compile(r"(?<!\\)\\!")
 _QUOTES = re.compile(r"\\?\"|''|``")
@@ -130,6 +150,10 @@ _FRAC_DIGITS = [
 _WS = re.compile(r"\s+")
 _SPACE_NEAR_SYMBOL = re.compile(r" (?=[^A-Za-z0-9 ])|(?<=[^A-Za-z0-9, ]) ")
 TRAILING_PUNCT = re.compile(r"(?:\s|[.,;:]|\\\\|\\text\{\s*\.?\s*\})+$")
+# "1, 2, 3, ..." (or "1, 2, 3...") goes on: its dots are an ellipsis, not punctuation to trim,
+# which would leave the finite list 1, 2, 3. Two dots are enough: a statement cut at its full
+# stop keeps two of three. A lone "3..." stays 3; "2,74..." (no space) may be a decimal comma.
+_LIST_ELLIPSIS = re.compile(r"\s*,\s*\.(?:\s*\.)+$|(?<=, )([-+]?\d+)\.(?:\s*\.)+$")
 _LEADING_WORDS = re.compile(
     r"^(?:(?:either|both|thus|so|hence|therefore|approximately|about|exactly|is|are)\b\s*"
     r"|(?:[=:]|\\approx(?![a-zA-Z])|\\sim(?![a-zA-Z]))\s*)+",
@@ -294,8 +318,91 @@ def _drop_qualifier(s: str) -> str:
 
 # "\\not=" and "\\not\\in" negate the relation (the parser would drop the \\not).
 _NOT_RELATION = re.compile(r"\\not\s*(?:(=)|\\in(?![a-zA-Z]))")
-# "\\phantom{5}" takes the room of 5 and prints nothing (one level of nested braces).
-_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{(?:[^{}]|\{[^{}]*\})*\}")
+# What prints nothing: "\\phantom{5}" (and \\hphantom, \\vphantom) only takes the room of 5, and
+# white ink is invisible: \\textcolor{white}{5}, and \\color{white} to the end of its group or
+# formula.
+_INVISIBLE = re.compile(r"\\(?:(?P<phantom>[hv]?phantom)|(?P<text>text)?color)(?![a-zA-Z])\s*")
+_COLOR_SPEC = re.compile(r"(?:\[\s*([A-Za-z]+)\s*\])?\s*\{([^{}]*)\}")
+_WHITE_NAMES = frozenset({"white", "transparent", "#fff", "#ffffff"})
+# The value of white in each xcolor model: every component at its maximum (cmyk: no ink).
+_WHITE_COMPONENT = {"rgb": 1.0, "RGB": 255.0, "gray": 1.0, "cmyk": 0.0, "cmy": 0.0}
+_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|.", re.S)
+# A group left empty ("7{\\color{white}0}" is "7{}"), unless it is an argument or a script.
+_EMPTY_GROUP = re.compile(r"(?<![\\A-Za-z}\]^_])\{\s*\}")
+
+
+def _white(model: str | None, spec: str) -> bool:
+    """The colour ``[model]{spec}`` is white: what it writes cannot be seen."""
+    value = spec.replace(" ", "")
+    if model is None or model == "named":
+        return value.lower() in _WHITE_NAMES
+    if model == "HTML":
+        return value.lower() == "ffffff"
+    if model not in _WHITE_COMPONENT:
+        return False
+    try:
+        components = [float(c) for c in value.split(",")]
+    except ValueError:
+        return False
+    return all(c == _WHITE_COMPONENT[model] for c in components)
+
+
+def _argument_end(text: str, start: int) -> int:
+    """Where the macro argument at ``start`` ends: a braced group (unclosed: the rest of the
+    text) or a single token."""
+    while start < len(text) and text[start] == " ":
+        start += 1
+    if start < len(text) and text[start] == "{":
+        close = find_closing_brace(text, start)
+        return len(text) if close < 0 else close + 1
+    token = _TOKEN.match(text, start)
+    return token.end() if token else start
+
+
+def _scope_end(text: str, start: int) -> int:
+    """Where a declaration at ``start`` (\\color) stops: the end of its group or of its
+    formula (``$``, ``\\]``, ``\\)``), else the end of the text."""
+    depth = 0
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            if depth == 0 and text[i + 1 : i + 2] in ("]", ")"):
+                return i
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif ch == "$" and depth == 0:
+            return i
+        i += 1
+    return len(text)
+
+
+def drop_invisible(text: str) -> str:
+    """The text without what prints nothing (a phantom, white ink): a box no reader sees is
+    no answer, and a digit no reader sees is no part of one. Other colours stay as they are."""
+    out: list[str] = []
+    pos = 0
+    while (m := _INVISIBLE.search(text, pos)) is not None:  # each pass moves past a command
+        if m.group("phantom"):
+            out.append(text[pos : m.start()])
+            pos = _argument_end(text, m.end())
+            continue
+        spec = _COLOR_SPEC.match(text, m.end())
+        if spec is None or not _white(spec.group(1), spec.group(2)):
+            out.append(text[pos : m.end()])
+            pos = m.end()
+            continue
+        out.append(text[pos : m.start()])
+        pos = _argument_end(text, spec.end()) if m.group("text") else _scope_end(text, spec.end())
+    out.append(text[pos:])
+    shown = "".join(out)
+    return _EMPTY_GROUP.sub("", shown) if len(shown) < len(text) else shown
 
 
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
@@ -304,11 +411,12 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     ``decimal_comma``: the ``decimal_separator: ","`` convention (``2,74`` is 2.74).
     """
     s = strip_delimiters(text)
-    s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
+    if not s.isascii():
+        s = _unicode(s)
     if "\\not" in s:
         s = _NOT_RELATION.sub(lambda m: "\\neq " if m.group(1) == "=" else "\\notin ", s)
-    if "phantom" in s:
-        s = _PHANTOM.sub("", s)  # prints nothing, so it is nothing of the answer
+    if "phantom" in s or "color" in s:
+        s = drop_invisible(s)  # prints nothing, so it is nothing of the answer
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
     s = _TEXTDOLLAR.sub("$", s)
@@ -320,6 +428,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _SIZING_DOT.sub("", s)
     s = _SIZING.sub("", s)
     s = _FRAC_VARIANTS.sub(r"\\frac", s)
+    if "binom" in s or "choose" in s:
+        s = _binomials(s)
     s = _STYLE.sub("", s)
     s = _THOUSANDS_THIN.sub(",", s)
     s = _NEG_SPACE.sub("", s)
@@ -354,6 +464,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _WS.sub(" ", s).strip()
     s = _PERCENT_WORD.sub("%", s)
     s = _LEADING_WORDS.sub("", s)
+    if s.endswith(".") and "," in s:
+        s = _LIST_ELLIPSIS.sub(lambda m: (m.group(1) or "") + ",\\ldots", s)
     s = TRAILING_PUNCT.sub("", s)
     s = _SPACE_NEAR_SYMBOL.sub("", s).strip()
     s = TRAILING_PUNCT.sub("", _drop_qualifier(s))
@@ -364,6 +476,32 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def _unicode(s: str) -> str:
+    """Unicode spellings as LaTeX: full-width forms, roots, symbols, vulgar fractions."""
+    s = s.translate(_FULL_WIDTH)
+    if "√" in s or "∛" in s or "∜" in s:
+        s = _ROOT_SIGN.sub(_root, s)
+    return _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s)
+
+
+def _root(match: re.Match[str]) -> str:
+    index = _ROOT_INDEX[match.group(1)]
+    argument = match.group(2) if match.group(2) is not None else match.group(3)
+    return f"\\sqrt{index} " if argument is None else f"\\sqrt{index}{{{argument}}}"
+
+
+def _choose(match: re.Match[str]) -> str:
+    return f"\\binom{{{match.group(1).strip()}}}{{{match.group(2).strip()}}}"
+
+
+def _binomials(s: str) -> str:
+    """``\\dbinom``, ``\\tbinom`` and ``{n \\choose k}`` all as ``\\binom{n}{k}``."""
+    s = _BINOM_VARIANTS.sub(r"\\binom", s)
+    if "\\choose" in s:
+        s = _CHOOSE_WHOLE.sub(_choose, _CHOOSE_GROUP.sub(_choose, s))
+    return s
 
 
 def _ordinal(match: re.Match[str]) -> str:

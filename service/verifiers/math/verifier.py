@@ -67,7 +67,12 @@ from .structure import Junction, Node, parse_structure
 # read, \phantom and boxes never shown (HTML comments, \iffalse) dropped, quoted answers (the
 # answer key's, a textbook's) nobody's, the answer after </think> taken when one is stated
 # there, and zero-width characters dropped.
-CODE_VERSION = "1.7.0"
+# 1.7.1: TeX comments (an unescaped % to the end of its line; not a percent sign after a number)
+# and what prints nothing (\hphantom, \vphantom, white \textcolor or \color) dropped before
+# extraction, a further clause after the stated value ("Answer: 7; the remainder is 5") not read
+# for the answer, a list ending in dots kept infinite, {n \choose k} and \dbinom as \binom,
+# Unicode roots and number sets, and full-width forms as ASCII.
+CODE_VERSION = "1.7.1"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "6d0b48a79c577ab0cf7c45e6a39133010cde5bda2161ae8424d4bef960e2e8ef",
+    "math@1.0.0": "f10524f4c1120b7fa4a4a16cd886e01fec3d0692596633b67354eee9b4288436",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "38f9780b9ce2b65cb924f28cc3bf5a1cf498e7c56cae4ad83ee550d0c61a3aad",
+    "r1_math@1.0.0": "378fb2995aed70943d0de204756f12ecb14f8016f96116ed0758f712e85e2575",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

@@ -155,6 +155,56 @@ def test_what_is_never_shown_is_not_the_answer() -> None:
     assert parts("$\\boxed{7}$ \\iffalse \\boxed{5} \\fi") == ("7",)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is $\\boxed{7}$.\n% \\boxed{5}",
+        "$\\boxed{7}$ % final: $\\boxed{5}$",
+        "\\boxed{7}%\\boxed{5}",
+        "$\\boxed{7}$\n  %% The answer is 5.",
+    ],
+)
+def test_a_tex_comment_is_not_read(text: str) -> None:
+    assert parts(text) == ("7",)
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("The share is $\\boxed{25\\%}$.", ("25\\%",)),
+        ("The share is \\boxed{25%}.", ("25%",)),
+        ("About 25% of them, so the answer is 25.", ("25",)),
+        ("About 25 % of them, so $\\boxed{25}$.", ("25",)),
+        ("$\\frac{1}{2}$% of them: $\\boxed{7}$", ("7",)),
+        ("The rate (%) is $\\boxed{7}$.", ("7",)),
+    ],
+)
+def test_a_percent_sign_is_not_a_comment(text: str, answer: tuple[str, ...]) -> None:
+    assert parts(text) == answer
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "\\phantom{\\boxed{5}}",
+        "$\\hphantom{\\boxed{5}}$",
+        "$\\vphantom{\\boxed{5}}$",
+        "${\\color{white}\\boxed{5}}$",
+        "$\\textcolor{white}{\\boxed{5}}$",
+        "${\\color{white} so the answer is \\boxed{5}}$",
+        "$\\color{#FFFFFF} \\boxed{5}$",
+    ],
+)
+def test_an_invisible_box_is_neither_the_answer_nor_a_hedge(hidden: str) -> None:
+    assert parts(f"The answer is $\\boxed{{7}}$. {hidden}") == ("7",)
+    assert parts(f"{hidden} The answer is $\\boxed{{7}}$.") == ("7",)
+
+
+def test_a_box_in_a_visible_colour_is_read() -> None:
+    assert parts("$\\textcolor{red}{\\boxed{5}}$") == ("5",)
+    assert parts("$\\color{blue}\\boxed{5}$") == ("5",)
+
+
 def test_the_answer_after_the_reasoning_block_stands() -> None:
     think = "<think>\nFirst guess \\boxed{5}. Rechecking: it's 7.\n</think>\n\n"
     assert parts(think + "The answer is $7$.") == ("$7$",)
@@ -187,6 +237,33 @@ def test_prose_after_box_does_not_override() -> None:
 
 def test_statement_anchor_keeps_the_clause() -> None:
     assert parts("The answer is 381 or 391.") == ("381 or 391",)
+
+
+@pytest.mark.parametrize(
+    ("ending", "answer"),
+    [
+        ("Answer: 7; the remainder is 5.", "7"),
+        ("Answer: 7, and the remainder is 5.", "7"),
+        ("Answer: 7 and the remainder is 5.", "7"),
+        ("Final answer: 7, so the remainder is 5.", "7"),
+        ("The answer is 10; hence the remainder is 5.", "10"),
+        ("The answer is 7; but the remainder is 5.", "7"),
+        ("The answer is 5 apples; the rest is 2.", "5 apples"),
+        ("The answer is \\frac{1}{2}; the other root is 3.", "\\frac{1}{2}"),
+        # A clause that takes the value back is read as before: its value is the answer.
+        ("Answer: 7; wait, actually it is 5.", "5"),
+        ("The answer is 7; wait, actually the answer is 5", "5"),
+        # Not a further clause: a list, a system, a sentence about the answer.
+        ("Answer: x = 1; y = 2", "x = 1; y = 2"),
+        ("Answer: p=5, q=2; p=7, q=2", "p=5, q=2; p=7, q=2"),
+        ("The answer is 3 and 4.", "3 and 4"),
+        ("The answer is the number of ways, and that is 120.", "120"),
+    ],
+)
+def test_a_further_clause_after_the_stated_value_is_not_the_answer(
+    ending: str, answer: str
+) -> None:
+    assert parts(ending) == (answer,)
 
 
 def test_a_clause_describing_the_value_before_it_gives_that_value() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from service.verifiers.math.normalize import (
     cap,
+    drop_invisible,
     find_closing_brace,
     normalize_answer,
     read_decimal_commas,
@@ -98,10 +99,63 @@ def test_strip_delimiters(raw: str, expected: str) -> None:
         ("1⁄2", "1/2"),
         ("2\\text{ out of }3", "\\frac{2}{3}"),
         ("2 out of 3", "\\frac{2}{3}"),
+        ("{5 \\choose 2}", "\\binom{5}{2}"),
+        ("2{n+1 \\choose k}", "2\\binom{n+1}{k}"),
+        ("5 \\choose 2", "\\binom{5}{2}"),
+        ("\\dbinom{5}{2}", "\\binom{5}{2}"),
+        ("\\tbinom{5}{2}", "\\binom{5}{2}"),
+        ("∛8", "\\sqrt[3]{8}"),
+        ("2∛2", "2\\sqrt[3]{2}"),
+        ("∜x", "\\sqrt[4]x"),
+        ("√(x+1)", "\\sqrt{x+1}"),
+        ("√11", "\\sqrt{11}"),
+        ("ℝ", "\\mathbb{R}"),
+        ("x ∈ ℤ", "x\\in\\mathbb{Z}"),
+        ("ℕ, ℚ, ℂ", "\\mathbb{N},\\mathbb{Q},\\mathbb{C}"),
+        ("１２３", "123"),
+        ("－５", "-5"),
+        ("（１，２）", "(1,2)"),
+        ("５０％", "50%"),
+        ("x²", "x^{2}"),  # a superscript stays a power: no NFKC
+        ("ｘ²", "x^{2}"),
+        ("1, 2, 3, ...", "1, 2, 3,\\ldots"),  # a list that goes on keeps its ellipsis
+        ("1, 2, 3, . . .", "1, 2, 3,\\ldots"),
+        ("1, 2, 3, ..", "1, 2, 3,\\ldots"),
+        ("1, 2, 3...", "1, 2, 3,\\ldots"),
+        ("1, 2, 3, \\ldots", "1, 2, 3,\\ldots"),
+        ("1, 2, 3.", "1, 2, 3"),  # a full stop is punctuation
+        ("3...", "3"),
     ],
 )
 def test_normalize_answer(raw: str, expected: str) -> None:
     assert normalize_answer(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("a\\phantom{b{c}}d", "ad"),
+        ("a\\hphantom {x}y", "ay"),
+        ("a\\vphantom5d", "ad"),  # an argument without braces is one token
+        ("{\\color{white}x}y", "y"),  # white to the end of its group
+        ("\\color{White} x$y", "$y"),  # ... or of its formula
+        ("\\(\\color{white}x\\) y", "\\(\\) y"),
+        ("\\textcolor{white}{x}y", "y"),
+        ("\\textcolor[rgb]{1,1,1}{x}y", "y"),
+        ("\\textcolor[RGB]{255, 255, 255}{x}y", "y"),
+        ("\\textcolor[HTML]{FFFFFF}{x}y", "y"),
+        ("\\color{#fff}x", ""),
+        ("\\color[gray]{1}x", ""),
+        ("7{\\color{white}0}", "7"),
+        ("\\boxed{\\color{white}5}", "\\boxed{}"),  # the box is an argument: it stays, empty
+        # Ink that shows stays: normalisation drops the command and keeps its text.
+        ("\\color[gray]{0.5}x", "\\color[gray]{0.5}x"),
+        ("\\textcolor{red}{x}y", "\\textcolor{red}{x}y"),
+        ("\\colorbox{white}{x}", "\\colorbox{white}{x}"),
+    ],
+)
+def test_drop_invisible(raw: str, expected: str) -> None:
+    assert drop_invisible(raw) == expected
 
 
 def test_normalize_keeps_list_and_thousands_apart() -> None:

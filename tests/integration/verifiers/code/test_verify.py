@@ -341,7 +341,8 @@ def test_a_test_importing_what_the_sandbox_lacks_is_an_error_not_a_zero() -> Non
     """The ground truth's limit, as a test passing a lambda is; an import error the solution
     raises, or a name it lacks, is still its own failure."""
     right = fenced("def add(a, b):\n    return a + b\n")
-    for test in ("import pytest\nassert add(1, 2) == pytest.approx(3)", "import numpy.linalg"):
+    # (pytest was such a module until code 1.7.1 gave test code a stand-in for it.)
+    for test in ("import pandas\nassert add(1, 2) == pandas.NA", "import numpy.linalg"):
         verdict = verify(right, {**EXEC, "tests": [test]}, {})
         assert (verdict.status, verdict.reward) == ("error", None), verdict.details
         assert "cannot import" in verdict.details["reason"]

@@ -228,15 +228,35 @@ def _cases(function: Any, scope: dict[str, Any], owner: type | None) -> Iterator
     marks = list(getattr(function, "pytestmark", []))
     if owner is not None:
         marks += list(getattr(owner, "pytestmark", []))
-    if any(m.name == "skip" or (m.name == "skipif" and m.args and m.args[0]) for m in marks):
+    if any(m.name == "skip" or (m.name == "skipif" and _holds(m, scope)) for m in marks):
         return
-    expected_failure = any(m.name == "xfail" for m in marks)
+    # An xfail test's failure is forgiven; a strict one that passes fails, as in pytest.
+    xfails = [m for m in marks if m.name == "xfail" and _holds(m, scope, default=True)]
+    expected_failure = "strict" if any(m.kwargs.get("strict") for m in xfails) else bool(xfails)
     grids = [_grid(m) for m in marks if m.name == "parametrize"]
     for combination in itertools.product(*grids):
         given: dict[str, Any] = {}
         for values in combination:
             given.update(values)
         yield lambda given=given: _call(function, scope, owner, given, expected_failure)
+
+
+def _holds(mark: _Mark, scope: dict[str, Any], default: bool = False) -> bool:
+    """A ``skipif`` / ``xfail`` condition: a value, or a string pytest evaluates with ``os``,
+    ``sys`` and ``platform`` and the module's names (a string that fails to evaluate does not
+    hold: the test runs)."""
+    if not mark.args:
+        return default
+    condition = mark.args[0]
+    if isinstance(condition, str):
+        import os
+        import platform
+
+        try:
+            condition = eval(condition, {"os": os, "sys": sys, "platform": platform, **scope})
+        except Exception:
+            return False
+    return bool(condition)
 
 
 def _grid(mark: _Mark) -> list[dict[str, Any]]:
@@ -257,7 +277,11 @@ def _grid(mark: _Mark) -> list[dict[str, Any]]:
 
 
 def _call(
-    function: Any, scope: dict[str, Any], owner: type | None, given: dict[str, Any], xfail: bool
+    function: Any,
+    scope: dict[str, Any],
+    owner: type | None,
+    given: dict[str, Any],
+    xfail: bool | str,
 ) -> None:
     code = function.__code__
     wanted = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
@@ -287,6 +311,9 @@ def _call(
         if isinstance(exc, Skipped) or xfail:
             return
         raise
+    else:
+        if xfail == "strict":
+            raise Failed("[XPASS(strict)] a test expected to fail passed")
     finally:
         for generator in reversed(finish):
             next(generator, None)

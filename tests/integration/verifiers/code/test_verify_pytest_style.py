@@ -157,3 +157,29 @@ def test_a_module_whose_tests_never_run_reaches_nothing() -> None:
     verdict = verify(fenced(RIGHT), ground_truth(test), {})
     assert verdict.status == "error", verdict.details
     assert "never reached the solution" in verdict.details["reason"]
+
+
+def test_marks_hold_as_in_pytest() -> None:
+    # A string condition is evaluated (with sys, os, platform); a strict xfail that passes
+    # fails; a failing xfail is forgiven.
+    test = '''
+import pytest
+from solution import pair_sum
+
+@pytest.mark.skipif("sys.platform == 'win32'", reason="not there")
+def test_runs_here():
+    assert pair_sum([1, 2], 3)
+
+@pytest.mark.skipif("sys.platform != 'win32'", reason="not here")
+def test_skipped_here():
+    assert pair_sum([1, 2], 99)
+
+@pytest.mark.xfail(strict=True)
+def test_fails_as_expected():
+    assert pair_sum([1, 2], 99)
+'''
+    assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
+    always = "def pair_sum(numbers, target):\n    return True\n"
+    assert verify(fenced(always), ground_truth(test), {}).status == "incorrect"
+    never = "def pair_sum(numbers, target):\n    return False\n"
+    assert verify(fenced(never), ground_truth(test), {}).status == "incorrect"

@@ -162,7 +162,7 @@ def test_a_module_whose_tests_never_run_reaches_nothing() -> None:
 def test_marks_hold_as_in_pytest() -> None:
     # A string condition is evaluated (with sys, os, platform); a strict xfail that passes
     # fails; a failing xfail is forgiven.
-    test = '''
+    test = """
 import pytest
 from solution import pair_sum
 
@@ -177,7 +177,7 @@ def test_skipped_here():
 @pytest.mark.xfail(strict=True)
 def test_fails_as_expected():
     assert pair_sum([1, 2], 99)
-'''
+"""
     assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
     always = "def pair_sum(numbers, target):\n    return True\n"
     assert verify(fenced(always), ground_truth(test), {}).status == "incorrect"

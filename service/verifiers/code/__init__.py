@@ -1,4 +1,4 @@
-"""Code verifier (kind ``code``, code 1.7.0): run the completion's program against hidden tests.
+"""Code verifier (kind ``code``, code 1.7.1): run the completion's program against hidden tests.
 
 Contract: ``verify(completion, ground_truth, config, prompt=None) -> Verdict``.
 
@@ -34,7 +34,10 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   ``2`` equals ``2.0``); with ``unwrap_expected`` an expected one-element list also accepts its
   element (APPS / TACO call-based tests). assert: see ``asserts.py``.
 - Per test: accepted, wrong answer, time limit (CPU time over ``time_limit_s``, or the wall
-  clock at 2x + 1 s), memory limit, output limit, runtime error; compile error for C++.
+  clock at 2x + 1 s), memory limit (the kernel's OOM kill, or the harness's own memory; a
+  MemoryError of the program's is its runtime error), output limit, runtime error; compile
+  error for C++. Limits come from the host's clocks, the kernel and the harness's records,
+  never from what the program writes, raises or signals.
 - Reward (config ``{"reward": "all"|"fraction"}``): ``all`` (default) stops at the first
   failure, 1.0 or 0.0; ``fraction`` runs every test, ``partial`` with passed/total. When no
   reward is earned and the first failure is a time or memory limit the status is

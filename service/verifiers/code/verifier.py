@@ -60,7 +60,13 @@ log = logging.getLogger(__name__)
 # code: LeetCodeDataset's imports) opens the program. Only the builtin range and dict views
 # are iterated afresh (a KeysView subclass yielded other items to each len() and in); next()
 # and in take one item at a time.
-CODE_VERSION = "1.7.0"
+# 1.7.1: a limit is the host's fact, never the program's word. A MemoryError, "std::bad_alloc"
+# or "Cannot allocate memory" on stderr made any run a memory limit, and SIGXCPU a time limit:
+# a wrong answer printed or raised one, or sent itself (or the harness) SIGXCPU, and was a
+# ``timeout`` instead of ``incorrect``. A memory limit is now the kernel's OOM kill or the
+# harness's own memory (a field of its record); the program's own MemoryError is a runtime
+# error; SIGXCPU is a time limit only with the CPU time spent.
+CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 
 

@@ -18,7 +18,7 @@ PINNED = {
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.
 CODE_TOOLCHAIN = {"sandbox": "local", "python": "3.11.2", "g++": "12.2.0"}
-CODE_HASH = "5bfade862343ac05ec3df2f640110756b8c34dbbe02a1a1ff075834c9d5402ba"
+CODE_HASH = "3f6743aa5005853994d8499387306c2d454d403cab0691f9f6751e8dd50f7db6"
 
 
 def test_every_builtin_version_is_pinned() -> None:

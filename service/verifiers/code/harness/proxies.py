@@ -243,6 +243,16 @@ def _not_plain(reply: dict[str, Any]) -> str:
 _ENDS_ITERATION = (StopIteration, StopAsyncIteration)
 
 
+# Marks an exception that stands for one the solution raised (``_exception``).
+_FROM_SOLUTION = "_rlvr_from_solution"
+
+
+def raised_in_solution(exc: BaseException) -> bool:
+    """Whether ``exc`` stands for an exception the solution raised, not one of the driver's own:
+    the driver's MemoryError is a fact (its memory ran out), the solution's only its word."""
+    return getattr(exc, _FROM_SOLUTION, False) is True
+
+
 def _exception(described: Any) -> BaseException:
     """An exception the solution raised, as test code sees it: a builtin exception class as
     itself (``except ValueError`` works), any other as SolutionError. StopIteration is a
@@ -264,6 +274,7 @@ def _exception(described: Any) -> BaseException:
         error = SolutionError(f"{module}.{name}: {message}" if module else message)
     if where:
         error.add_note(f"(raised in the solution: {where})")
+    setattr(error, _FROM_SOLUTION, True)
     return error
 
 

@@ -13,6 +13,7 @@ from service.verifiers.code.harness.proxies import (
     Session,
     SolutionError,
     _exception,
+    raised_in_solution,
 )
 
 
@@ -34,6 +35,15 @@ def test_exceptions_that_end_iteration_do_not_cross_as_themselves(name: str) -> 
 def test_exceptions_of_other_classes_are_solution_errors() -> None:
     assert type(_exception(["solution", "Custom", "x", ""])) is SolutionError
     assert type(_exception(["builtins", "SystemExit", "0", ""])) is SolutionError
+
+
+def test_the_solutions_exceptions_are_told_from_the_drivers_own() -> None:
+    # A MemoryError the solution raised (or a class of its own it named so) is its word, which
+    # is a crash; the driver's own MemoryError is a fact, the test's memory limit.
+    crossed = _exception(["builtins", "MemoryError", "out of memory", ""])
+    assert type(crossed) is MemoryError and raised_in_solution(crossed)
+    assert raised_in_solution(_exception(["solution", "MemoryError", "", ""]))
+    assert not raised_in_solution(MemoryError()) and not raised_in_solution(ValueError())
 
 
 class _LyingLink:

@@ -65,7 +65,9 @@ log = logging.getLogger(__name__)
 # a wrong answer printed or raised one, or sent itself (or the harness) SIGXCPU, and was a
 # ``timeout`` instead of ``incorrect``. A memory limit is now the kernel's OOM kill or the
 # harness's own memory (a field of its record); the program's own MemoryError is a runtime
-# error; SIGXCPU is a time limit only with the CPU time spent.
+# error; SIGXCPU is a time limit only with the CPU time spent. A module the solution binds to a
+# name that the test passes back to it (``inf = math``) is the solution's wrong answer, not
+# the ground truth's limit (an error, a null reward the solution chose).
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

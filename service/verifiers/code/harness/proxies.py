@@ -95,9 +95,12 @@ class Session:
         # The current test's namespace: list and tree nodes from the solution are rebuilt
         # from its classes of those names.
         self.scope: dict[str, Any] = {}
+        # Modules the solution's names and attributes stood for in the current test.
+        self.modules: list[Any] = []
 
     def begin_test(self) -> None:
         self.invalid = None
+        self.modules = []
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.free:
@@ -141,7 +144,9 @@ class Session:
             if key in reply and type(reply[key]) is int:
                 return kind(self, reply[key], name)
         if "m" in reply and type(reply["m"]) is str:
-            return _module(reply["m"], name)
+            module = _module(reply["m"], name)
+            self.modules.append(module)
+            return module
         return self.fail(_not_plain(reply))
 
     def node_class(self, kind: str) -> type:
@@ -150,11 +155,19 @@ class Session:
     def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             return {
-                "args": [plain.encode(a, _handle_of, nodes=True) for a in args],
-                "kw": [[k, plain.encode(v, _handle_of, nodes=True)] for k, v in kwargs.items()],
+                "args": [plain.encode(a, self._handle, nodes=True) for a in args],
+                "kw": [[k, plain.encode(v, self._handle, nodes=True)] for k, v in kwargs.items()],
             }
         except plain.NotPlain as exc:
             raise HarnessLimit(f"the test passes the solution {exc}") from None
+
+    def _handle(self, value: Any) -> int | None:
+        """An argument's handle, if it is a proxy. A module the solution handed test code (its
+        ``inf = math``, which the test passes on) is the solution's doing, a wrong answer: as
+        the ground truth's limit it would make the item an error, a null the solution chose."""
+        if value is _SKIP or any(value is module for module in self.modules):
+            self.fail("a module the solution gave is not plain data")
+        return _handle_of(value)
 
     def released(self, handle: int) -> None:
         if handle not in self.permanent:

@@ -38,7 +38,7 @@ def test_a_session_ships_little() -> None:
     # (56 KiB until code 1.6.0 added the list and tree nodes' module, ~3 KiB; 60 KiB until code
     # 1.7.0 rebuilt the standard library's containers and a returned iterator's items in the
     # receiver, ~4 KiB; 64 KiB until code 1.7.1 told the driver's own MemoryError from the
-    # solution's, ~1 KiB.)
+    # solution's and a module the solution gave from the test's arguments, ~1 KiB.)
     assert sum(len(data) for data in bundle._files(False).values()) < 66 << 10
 
 

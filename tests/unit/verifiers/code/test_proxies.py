@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from service.verifiers.code.harness.proxies import (
+    HarnessLimit,
     IteratorProxy,
+    NotPlainResult,
     ObjectProxy,
     Session,
     SolutionError,
@@ -44,6 +46,18 @@ def test_the_solutions_exceptions_are_told_from_the_drivers_own() -> None:
     assert type(crossed) is MemoryError and raised_in_solution(crossed)
     assert raised_in_solution(_exception(["solution", "MemoryError", "", ""]))
     assert not raised_in_solution(MemoryError()) and not raised_in_solution(ValueError())
+
+
+def test_a_module_the_solution_gave_is_its_failure_where_the_tests_own_is_a_limit() -> None:
+    # ``inf = math`` in the solution, and a test that passes ``inf`` on: a null reward the
+    # solution could choose, were it the ground truth's limit.
+    session = Session(link=None)
+    given = session.attribute({"m": "math"}, "inf")
+    with pytest.raises(NotPlainResult):
+        session.arguments([[1, given]], {})
+    session.begin_test()  # the next test passes its own module: the ground truth's limit
+    with pytest.raises(HarnessLimit):
+        session.arguments([given], {})
 
 
 class _LyingLink:

@@ -67,7 +67,8 @@ log = logging.getLogger(__name__)
 # harness's own memory (a field of its record); the program's own MemoryError is a runtime
 # error; SIGXCPU is a time limit only with the CPU time spent. A module the solution binds to a
 # name that the test passes back to it (``inf = math``) is the solution's wrong answer, not
-# the ground truth's limit (an error, a null reward the solution chose).
+# the ground truth's limit (an error, a null reward the solution chose). A deque's maxlen may
+# be any the deque can have (over a million, a right answer was refused as malformed).
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

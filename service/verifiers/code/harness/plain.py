@@ -231,7 +231,8 @@ def _decode_standard(data: list[Any], decode: Any) -> Any:
         items = [decode(item) for item in rest]
         factory = None if setting is None else _FACTORIES[setting]
         return collections.defaultdict(factory, zip(items[0::2], items[1::2], strict=True))
-    if not (setting is None or (type(setting) is int and 0 <= setting <= MAX_NODES)):
+    # A maxlen is an int, not a count of values (the items are counted): any a deque can have.
+    if not (setting is None or (type(setting) is int and 0 <= setting <= sys.maxsize)):
         raise ValueError("malformed deque")
     return collections.deque((decode(item) for item in rest), setting)
 

@@ -431,6 +431,26 @@ def test_the_standard_librarys_containers_are_answers_as_python_sees_them() -> N
     assert verify(fenced(STANDARD_ANSWERS), function, {}).status == "correct"
 
 
+# A deque's maxlen is an int, not a count of its items: one over a million was refused as
+# malformed, and a right answer failed.
+WINDOW = "from collections import deque\ndef window(xs):\n    return deque(xs, maxlen=2_000_000)\n"
+WINDOW_TESTS = {
+    "function": {"fn_name": "window", "tests": [{"args": [[1, 2]], "expected": [1, 2]}]},
+    "values": {"tests": ["assert window([1, 2]) == deque([1, 2])"]},
+    "exec": {"tests": ["r = window([1, 2])\nassert r.maxlen == 2_000_000 and list(r) == [1, 2]"]},
+}
+
+
+@pytest.mark.parametrize("mode", WINDOW_TESTS)
+def test_a_deque_with_any_maxlen_is_an_answer(mode: str) -> None:
+    ground_truth = {"language": "python", "mode": "function" if mode == "function" else "assert"}
+    ground_truth.update(WINDOW_TESTS[mode])
+    verdict = verify(fenced(WINDOW), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    wrong = verify(fenced(WINDOW.replace("deque(xs,", "deque(xs[1:],")), ground_truth, {})
+    _wrong_not_error(wrong)
+
+
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:
     program = "def add(a, b):\n    raise StopIteration\n"
     verdict = verify(fenced(program), EXEC, {"reward": "fraction"})

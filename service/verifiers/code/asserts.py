@@ -3,7 +3,8 @@
 ``assert f(3) == [1, 2]`` becomes: the sandbox evaluates only ``f(3)`` and reports it as plain
 data; the host evaluates ``<value> == [1, 2]``. The expected value never enters the sandbox.
 The host understands comparisons (any operator, chained), ``not``, ``+``/``-``, ``abs()`` and
-``math.isclose()`` over literals and lifted operands.
+``math.isclose()`` over literals and lifted operands, with Python's own operators on the
+values it rebuilt.
 
 Lines it cannot split this way (several statements, a loop over cases, helper code, a
 comparison inside an operand, an ``and``/``or``) run whole in the sandbox, marked
@@ -164,14 +165,19 @@ def _namespaces(tree: ast.AST) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _number(value: Any) -> Any:
-    if not isinstance(value, (int, float, complex)):
-        raise HostCheckError(f"expected a number, got {type(value).__name__}")
-    return value
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 
 
 def evaluate(check: ast.expr, values: list[Any], tolerance: float | None) -> bool:
-    """The host's half of a lifted assert, over plain data only."""
+    """The host's half of a lifted assert, over plain data only. Its operators are Python's
+    own: every value is one the host rebuilt from its own standard classes (``plain.decode``),
+    so no code of the solution runs here, and a Fraction is a number to ``math.isclose`` and
+    Counters add as Counters, as in Python. What Python refuses (a TypeError) is the test's
+    runtime error."""
 
     def run(node: ast.expr) -> Any:
         if isinstance(node, ast.Name) and node.id.startswith(_PLACEHOLDER):
@@ -192,24 +198,20 @@ def evaluate(check: ast.expr, values: list[Any], tolerance: float | None) -> boo
                 left = right
             return True
         if isinstance(node, ast.UnaryOp):
-            inner = run(node.operand)
-            if isinstance(node.op, ast.Not):
-                return not inner
-            return -_number(inner) if isinstance(node.op, ast.USub) else +_number(inner)
+            return _UNARY[type(node.op)](run(node.operand))
         if isinstance(node, ast.BinOp):
-            left, right = _number(run(node.left)), _number(run(node.right))
+            left, right = run(node.left), run(node.right)
             return left + right if isinstance(node.op, ast.Add) else left - right
         if isinstance(node, ast.Call):
             args = [run(a) for a in node.args]
-            if _call_name(node) == "abs":
-                return abs(_number(args[0]))
-            keywords = {k.arg: float(_number(run(k.value))) for k in node.keywords if k.arg}
-            return math.isclose(*(_number(a) for a in args), **keywords)
+            keywords = {k.arg: run(k.value) for k in node.keywords if k.arg}
+            function = abs if _call_name(node) == "abs" else math.isclose
+            return function(*args, **keywords)
         raise HostCheckError(f"unsupported expression {ast.dump(node)[:80]}")
 
     try:
         return bool(run(check))
     except HostCheckError:
         raise
-    except (TypeError, ValueError, OverflowError, IndexError) as exc:
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         raise HostCheckError(f"{type(exc).__name__}: {exc}") from exc

@@ -68,7 +68,10 @@ log = logging.getLogger(__name__)
 # error; SIGXCPU is a time limit only with the CPU time spent. A module the solution binds to a
 # name that the test passes back to it (``inf = math``) is the solution's wrong answer, not
 # the ground truth's limit (an error, a null reward the solution chose). A deque's maxlen may
-# be any the deque can have (over a million, a right answer was refused as malformed).
+# be any the deque can have (over a million, a right answer was refused as malformed). The
+# host finishes a lifted assert with Python's own operators on the values it rebuilt: a
+# Fraction is a number to math.isclose and abs, Counters add and subtract as Counters (both
+# were a runtime error for a right answer).
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

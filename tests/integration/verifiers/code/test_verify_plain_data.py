@@ -431,6 +431,31 @@ def test_the_standard_librarys_containers_are_answers_as_python_sees_them() -> N
     assert verify(fenced(STANDARD_ANSWERS), function, {}).status == "correct"
 
 
+# Lifted asserts the host finishes with Python's own operators on the values it rebuilt: a
+# Fraction was no number to math.isclose or abs, and Counters did not add, so right answers
+# failed as runtime errors.
+ARITHMETIC = (
+    "from collections import Counter\nfrom fractions import Fraction\n"
+    "def half():\n    return Fraction(1, 2)\n"
+    "def count(s):\n    return Counter(s)\n"
+)
+ARITHMETIC_TESTS = [
+    "assert math.isclose(half(), 0.5)",
+    "assert abs(half() - 0.5) < 1e-9",
+    "assert count('aab') + count('b') == {'a': 2, 'b': 2}",
+    "assert count('ab') - count('b') == count('a')",
+]
+
+
+def test_host_arithmetic_on_standard_values_is_pythons() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": ARITHMETIC_TESTS}
+    verdict = verify(fenced(ARITHMETIC), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    assert {test["judged"] for test in verdict.details["tests"]} == {"host"}
+    wrong = ARITHMETIC.replace("Fraction(1, 2)", "Fraction(1, 3)").replace("(s)", "(s + 'z')")
+    _wrong_not_error(verify(fenced(wrong), ground_truth, {"reward": "fraction"}))
+
+
 # A deque's maxlen is an int, not a count of its items: one over a million was refused as
 # malformed, and a right answer failed.
 WINDOW = "from collections import deque\ndef window(xs):\n    return deque(xs, maxlen=2_000_000)\n"

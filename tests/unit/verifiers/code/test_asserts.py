@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
 import pytest
 
 from service.verifiers.base import InvalidGroundTruth
@@ -55,6 +59,50 @@ def test_both_sides_computed_are_still_compared_on_the_host() -> None:
 def test_other_tests_run_whole_in_the_sandbox(source: str) -> None:
     plan = plan_assert(source)
     assert plan.operands is None and plan.check is None
+
+
+@pytest.mark.parametrize(
+    ("source", "values", "holds"),
+    [
+        # A Fraction is a number to math.isclose, abs, + and -, as in Python.
+        ("assert math.isclose(half(), 0.5)", [Fraction(1, 2)], True),
+        ("assert math.isclose(half(), 0.5, rel_tol=1e-9)", [Fraction(1, 3)], False),
+        ("assert abs(half() - 0.5) < 1e-9", [Fraction(1, 2)], True),
+        ("assert -half() == -0.5", [Fraction(1, 2)], True),
+        # Counters add and subtract as Counters (counts under one dropped), lists concatenate.
+        ("assert c('aab') + c('b') == {'a': 2, 'b': 2}", [Counter("aab"), Counter("b")], True),
+        ("assert c('ab') - c('b') == c('a')", [Counter("ab"), Counter("b"), Counter("a")], True),
+        ("assert c('a') - c('aa') == {}", [Counter("a"), Counter("aa")], True),
+        ("assert +c('a') == {'a': 1}", [Counter({"a": 1, "b": -1})], True),
+        ("assert f(1) + [3] == [1, 2, 3]", [[1, 2]], True),
+        ("assert f(1) - {2} == {1}", [{1, 2}], True),
+    ],
+)
+def test_host_arithmetic_is_pythons_on_the_values_rebuilt(
+    source: str, values: list[Any], holds: bool
+) -> None:
+    plan = plan_assert(source)
+    assert plan.check is not None and plan.operands is not None
+    assert len(plan.operands) == len(values)
+    assert evaluate(plan.check, values, None) is holds
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("assert f(1) + 1 == 2", [1]),
+        ("assert -f(1) == 1", "a"),
+        ("assert abs(f(1)) == 1", Counter("a")),
+        ("assert abs(f(1), abs_tol=1) == 1", 1),
+        ("assert math.isclose(f(1), 1)", 1j),
+        ("assert math.isclose(f(1), 1)", Counter("a")),
+    ],
+)
+def test_what_python_refuses_is_a_runtime_error(source: str, value: Any) -> None:
+    plan = plan_assert(source)
+    assert plan.check is not None
+    with pytest.raises(HostCheckError):
+        evaluate(plan.check, [value], None)
 
 
 def test_type_errors_on_the_host_are_runtime_errors() -> None:

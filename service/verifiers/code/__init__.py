@@ -22,7 +22,8 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
 - Function and assert tests: the solution is loaded once, in a process of its own, and test
   code runs in another, reaching the solution through proxies that carry plain data only
   (exact builtin types, bounded; an answer may also be a ``Counter``, ``OrderedDict``,
-  ``deque``, ``Fraction`` or ``defaultdict``, which cross as themselves, or an iterator):
+  ``deque``, ``Fraction`` or ``defaultdict``, which cross as themselves, or an iterator, which
+  reaches a lifted assert on the host as its items):
   any other value is a wrong answer, and nothing the solution patches (builtins, modules,
   ``sys.modules``) reaches test code. Test code's ``import numpy`` gets numpy's comparisons
   over plain data where the sandbox has none (MBPP+); a test whose own import fails is

@@ -4,7 +4,9 @@
 data; the host evaluates ``<value> == [1, 2]``. The expected value never enters the sandbox.
 The host understands comparisons (any operator, chained), ``not``, ``+``/``-``, ``abs()`` and
 ``math.isclose()`` over literals and lifted operands, with Python's own operators on the
-values it rebuilt.
+values it rebuilt. An operand that is an iterator a call of the solution returned (a generator,
+``map``, ``range``, a dict view) reaches the host as its items, read in the sandbox, and is
+rebuilt as ``Iterated`` (``4 in evens(10)`` consumes it as Python would) or as itself.
 
 Lines it cannot split this way (several statements, a loop over cases, helper code, a
 comparison inside an operand, an ``and``/``or``) run whole in the sandbox, marked
@@ -28,6 +30,7 @@ from typing import Any
 
 from service.verifiers.base import InvalidGroundTruth
 
+from .harness import plain
 from .judge import approx_equal
 
 _PLACEHOLDER = "_rlvr_operand_"
@@ -163,6 +166,83 @@ def _namespaces(tree: ast.AST) -> tuple[str, ...]:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
     }
     return tuple(sorted(found))
+
+
+class Iterated:
+    """A one-pass iterator the solution returned (a generator, ``map``, ``filter``), as the host
+    holds it: the items the sandbox read from it and how the reading ended. Python's operators
+    on it: ``x in it`` consumes it up to ``x`` (or raises what the iterator raised before
+    ``x``), it is true, and it equals only itself."""
+
+    __slots__ = ("_ending", "_items", "_message", "_next")
+
+    def __init__(self, items: list[Any], ending: str, message: str) -> None:
+        self._items, self._ending, self._message, self._next = items, ending, message, 0
+
+    def __contains__(self, item: Any) -> bool:
+        while self._next < len(self._items):
+            value = self._items[self._next]
+            self._next += 1
+            if value is item or value == item:
+                return True
+        if self._ending == "raised":
+            raise HostCheckError(f"the iterator raised {self._message}")
+        if self._ending == "cut":
+            # Python would read on; the sandbox read no further.
+            raise HostCheckError(f"not among the first {len(self._items)} items of the iterator")
+        return False
+
+    def __repr__(self) -> str:
+        return "<iterator>"
+
+
+def _range(items: list[Any]) -> range:
+    # The range whose items these are (a range crosses as its items, bounded as plain data).
+    if any(type(item) is not int for item in items):
+        raise ValueError("malformed range")
+    start = items[0] if items else 0
+    step = items[1] - start if len(items) > 1 else 1
+    rebuilt = range(start, start + step * len(items), step or 1)
+    if list(rebuilt) != items:
+        raise ValueError("malformed range")
+    return rebuilt
+
+
+def _unique(pairs: list[Any]) -> dict[Any, Any]:
+    rebuilt = dict(pairs)
+    if len(rebuilt) != len(pairs):
+        raise ValueError("malformed dict view")
+    return rebuilt
+
+
+_VIEWS: dict[str, Callable[[list[Any]], Any]] = {
+    "range": _range,
+    "keys": lambda items: _unique([(key, None) for key in items]).keys(),
+    "values": lambda items: dict(enumerate(items)).values(),
+    "items": lambda items: _unique(items).items(),
+}
+
+
+def decode_operand(data: Any) -> Any:
+    """A lifted operand as the sandbox reported it: plain data, or an iterator a call of the
+    solution returned (``harness.proxies.operand``), rebuilt from the host's own classes: a one
+    pass iterator as ``Iterated``, a range or a dict view as itself. ValueError if malformed."""
+    if type(data) is not list or not data or data[0] != plain.ITERATOR:
+        return plain.decode(data)
+    if len(data) != 5 or type(data[3]) is not str:
+        raise ValueError("malformed iterator")
+    kind, ending, message = data[1], data[2], data[3]
+    items = plain.decode(data[4])
+    if type(items) is not list:
+        raise ValueError("malformed iterator")
+    if kind == "once" and ending in ("end", "raised", "cut"):
+        return Iterated(items, ending, message)
+    if ending != "end" or type(kind) is not str or kind not in _VIEWS:
+        raise ValueError("malformed iterator")
+    try:
+        return _VIEWS[kind](items)
+    except TypeError as exc:  # an unhashable key, a pair that is not one
+        raise ValueError(f"malformed {kind}: {exc}") from None
 
 
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {

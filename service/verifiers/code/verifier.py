@@ -71,7 +71,11 @@ log = logging.getLogger(__name__)
 # be any the deque can have (over a million, a right answer was refused as malformed). The
 # host finishes a lifted assert with Python's own operators on the values it rebuilt: a
 # Fraction is a number to math.isclose and abs, Counters add and subtract as Counters (both
-# were a runtime error for a right answer).
+# were a runtime error for a right answer). An iterator a call returns may be such an operand
+# (``assert 4 in evens(10)`` was refused as not plain data, and passed written as statements):
+# the sandbox reads its items (a one-pass iterator to its end, its exception or 100,000 items)
+# and the host consumes them as Python would; a range or dict view is rebuilt as itself. A
+# generator that raised after some items of a chunk read ahead lost those items with it.
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

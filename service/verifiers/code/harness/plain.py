@@ -35,6 +35,9 @@ MAX_NODES = 1_000_000
 _SMALL_INT = 1 << 62
 # A handle to an object that stays in the solution process (arguments only, see proxies.py).
 REF = "R"
+# A lifted operand that is an iterator (``proxies.operand``): never inside plain data, and
+# read by the host alone (``asserts.decode_operand``).
+ITERATOR = "IT"
 _CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 _MAKERS: dict[str, Any] = {"L": list, "T": tuple, "S": set, "F": frozenset}
 # A defaultdict's factory crosses by its name, and only these (and None) have one.

@@ -365,6 +365,81 @@ def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
+# Lifted asserts over an iterator a call returned, finished on the host over the items the
+# sandbox read, as Python would finish them (before, the host refused such an operand as not
+# plain data, where the same line written as statements passed).
+ITERATOR_OPERANDS = """
+import itertools
+def evens(n):
+    return (i for i in range(0, n, 2))
+def naturals():
+    return itertools.count()
+def then_fails():
+    yield 1
+    yield 2
+    raise ValueError('done')
+def span(n):
+    return range(0, n, 2)
+def keys(d):
+    return d.keys()
+def items(d):
+    return d.items()
+"""
+WRONG_ITERATOR_OPERANDS = """
+import itertools
+def evens(n):
+    return (i for i in range(1, n, 2))
+def naturals():
+    return itertools.count(1001)
+def then_fails():
+    yield 1
+    raise ValueError('done')
+def span(n):
+    return range(1, n, 2)
+def keys(d):
+    return d.values()
+def items(d):
+    return d.keys()
+"""
+ITERATOR_OPERAND_TESTS = [
+    "assert 4 in evens(10)",
+    "assert 5 not in evens(10)",
+    "assert 1000 in naturals()",
+    "assert 2 in then_fails()",
+    "assert 6 in span(10)",
+    "assert keys({'a': 1, 'b': 2}) == {'a', 'b'}",
+    "assert ('b', 2) in items({'a': 1, 'b': 2})",
+]
+# A whole iteration reads a generator ahead in chunks: the items it yielded in the chunk where
+# it raised were lost with the chunk, so a loop that catches the exception missed them.
+CAUGHT_IN_A_LOOP = (
+    "seen = []\ntry:\n    for x in then_fails():\n        seen.append(x)\n"
+    "except ValueError:\n    pass\nassert seen == [1, 2]"
+)
+
+
+def test_a_generator_raises_after_the_items_it_yielded() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [CAUGHT_IN_A_LOOP]}
+    verdict = verify(fenced(ITERATOR_OPERANDS), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    _wrong_not_error(verify(fenced(WRONG_ITERATOR_OPERANDS), ground_truth, {}))
+
+
+# True of any generator in Python, right or wrong.
+ANY_GENERATOR_TESTS = ["assert evens(10)", "assert evens(10) != [0, 2, 4, 6, 8]"]
+
+
+def test_an_iterator_returned_to_a_lifted_assert_is_judged_as_python_would() -> None:
+    tests = ITERATOR_OPERAND_TESTS + ANY_GENERATOR_TESTS
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    verdict = verify(fenced(ITERATOR_OPERANDS), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    assert {test["judged"] for test in verdict.details["tests"]} == {"host"}
+    ground_truth["tests"] = ITERATOR_OPERAND_TESTS
+    wrong = verify(fenced(WRONG_ITERATOR_OPERANDS), ground_truth, {"reward": "fraction"})
+    _wrong_not_error(wrong)
+
+
 # The standard library's containers cross as themselves. An OrderedDict crossed as a dict, so
 # one in the wrong order passed; a Fraction or a deque was no plain data, so a right one failed.
 ORDERED = "from collections import OrderedDict\ndef build(pairs):\n    return OrderedDict({})\n"

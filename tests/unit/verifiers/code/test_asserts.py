@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from service.verifiers.base import InvalidGroundTruth
-from service.verifiers.code.asserts import HostCheckError, evaluate, plan_assert
+from service.verifiers.code.asserts import (
+    HostCheckError,
+    Iterated,
+    decode_operand,
+    evaluate,
+    plan_assert,
+)
 
 
 def test_comparison_with_a_literal_keeps_the_expected_value_out() -> None:
@@ -138,3 +144,73 @@ def test_names_the_test_takes_from_the_solution_are_listed() -> None:
     assert plan_assert(check).reads == ("truncate",)
     setup = "import math\nfor x in [1, 2]:\n    assert sorted(f(x)) == [x]\nassert N == 1"
     assert plan_assert(setup).reads == ("N", "f")
+
+
+def _iterator(kind: str, items: list[Any], ending: str = "end", message: str = "") -> Any:
+    # As the sandbox reports a returned iterator (``harness.proxies.operand``).
+    return decode_operand(["IT", kind, ending, message, ["L", *items]])
+
+
+def _holds(source: str, *values: Any) -> bool:
+    plan = plan_assert(source)
+    assert plan.check is not None and plan.operands is not None
+    return evaluate(plan.check, list(values), None)
+
+
+def test_a_returned_generator_is_an_operand_as_in_python() -> None:
+    # ``x in gen`` consumes it up to x; a generator is true and equals only itself.
+    evens = [0, 2, 4, 6, 8]
+    assert _holds("assert 4 in evens(10)", _iterator("once", evens))
+    assert _holds("assert 5 not in evens(10)", _iterator("once", evens))
+    assert _holds("assert evens(10)", _iterator("once", []))
+    assert not _holds("assert not evens(10)", _iterator("once", evens))
+    assert not _holds("assert evens(10) == [0, 2, 4, 6, 8]", _iterator("once", evens))
+    assert _holds("assert evens(10) is not None", _iterator("once", evens))
+    with pytest.raises(HostCheckError):
+        _holds("assert evens(10) < [1]", _iterator("once", evens))
+    consumed = Iterated([0, 2, 4], "end", "")
+    assert 2 in consumed and 4 in consumed and 0 not in consumed and 4 not in consumed
+
+
+def test_what_a_generator_raised_comes_only_past_the_item_found() -> None:
+    # It yielded 0 and 2, then raised: Python finds 2 and never sees the exception.
+    raised = ["once", [0, 2], "raised", "ValueError: boom"]
+    assert _holds("assert 2 in g()", _iterator(*raised))  # type: ignore[arg-type]
+    with pytest.raises(HostCheckError, match="ValueError: boom"):
+        _holds("assert 4 in g()", _iterator(*raised))  # type: ignore[arg-type]
+    # An endless one read as far as the sandbox reads it: an item past that cannot be found.
+    assert _holds("assert 4 in g()", _iterator("once", [0, 2, 4, 6], "cut"))
+    with pytest.raises(HostCheckError, match="first 4 items"):
+        _holds("assert 5 not in g()", _iterator("once", [0, 2, 4, 6], "cut"))
+
+
+def test_a_range_or_a_dict_view_is_rebuilt_as_itself() -> None:
+    assert _holds("assert 4 in span(10)", _iterator("range", [0, 2, 4, 6, 8]))
+    assert decode_operand(["IT", "range", "end", "", ["L", 9, 6, 3]]) == range(9, 0, -3)
+    assert decode_operand(["IT", "range", "end", "", ["L"]]) == range(0)
+    assert _holds("assert keys(d) == {'a', 'b'}", _iterator("keys", ["a", "b"]))
+    assert _holds("assert ('a', 1) in items(d)", _iterator("items", [["T", "a", 1]]))
+    assert _holds("assert 1 in values(d)", _iterator("values", [1]))
+    assert not _holds("assert values(d) == [1]", _iterator("values", [1]))
+    assert not _holds("assert span(3) == [0, 1, 2]", _iterator("range", [0, 1, 2]))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ["IT", "range", "end", "", ["L", 0, 5, 7]],  # not a range's items
+        ["IT", "range", "end", "", ["L", 1, 1]],
+        ["IT", "range", "end", "", ["L", 0.5]],
+        ["IT", "keys", "end", "", ["L", ["L"]]],  # unhashable
+        ["IT", "keys", "end", "", ["L", 1, 1]],  # twice the same key
+        ["IT", "items", "end", "", ["L", ["T", 1, 2, 3]]],
+        ["IT", "range", "cut", "", ["L", 0]],  # a view is read whole
+        ["IT", "once", "later", "", ["L"]],
+        ["IT", "class", "end", "", ["L"]],
+        ["IT", "once", "end", "", "x"],
+        ["IT", "once", "end", ["L"]],
+    ],
+)
+def test_malformed_iterator_operands_are_refused(data: Any) -> None:
+    with pytest.raises(ValueError):
+        decode_operand(data)

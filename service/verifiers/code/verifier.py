@@ -75,7 +75,9 @@ log = logging.getLogger(__name__)
 # (``assert 4 in evens(10)`` was refused as not plain data, and passed written as statements):
 # the sandbox reads its items (a one-pass iterator to its end, its exception or 100,000 items)
 # and the host consumes them as Python would; a range or dict view is rebuilt as itself. A
-# generator that raised after some items of a chunk read ahead lost those items with it.
+# generator that raised after some items of a chunk read ahead lost those items with it. Test
+# code's numpy stand-in finds a sequence beside a number not close in ``np.isclose``, as
+# ``np.allclose`` does (a wrong answer's list against the test's number was an error).
 CODE_VERSION = "1.7.1"
 MAX_PROGRAM_CHARS = 256_000
 

@@ -341,6 +341,19 @@ def test_mbpp_plus_test_code_runs_without_numpy_in_the_sandbox() -> None:
         assert (verdict.status, verdict.reward) == ("incorrect", 0.0), (wrong, verdict.details)
 
 
+def test_a_list_where_np_isclose_expects_a_number_is_a_wrong_answer() -> None:
+    # The stand-in leaves isclose over sequences to numpy (the ground truth's limit, an error):
+    # a wrong answer's list against the test's number chose that null over its 0.0.
+    ground_truth = {
+        **MBPP_PLUS,
+        "tests": ["import numpy as np\nassert np.isclose(area(2.0), 12.566370614359172)"],
+    }
+    verdict = verify(fenced("def area(r):\n    return [12.566370614359172]\n"), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    right = "import math\ndef area(r):\n    return math.pi * r * r\n"
+    assert verify(fenced(right), ground_truth, {}).status == "correct"
+
+
 def test_a_test_importing_what_the_sandbox_lacks_is_an_error_not_a_zero() -> None:
     """The ground truth's limit, as a test passing a lambda is; an import error the solution
     raises, or a name it lacks, is still its own failure."""

@@ -22,7 +22,8 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
 - Function and assert tests: the solution is loaded once, in a process of its own, and test
   code runs in another, reaching the solution through proxies that carry plain data only
   (exact builtin types, bounded; an answer may also be a ``Counter``, ``OrderedDict``,
-  ``deque``, ``Fraction`` or ``defaultdict``, which cross as themselves, or an iterator):
+  ``deque``, ``Fraction`` or ``defaultdict``, which cross as themselves, or an iterator, which
+  reaches a lifted assert on the host as its items):
   any other value is a wrong answer, and nothing the solution patches (builtins, modules,
   ``sys.modules``) reaches test code. Test code's ``import numpy`` gets numpy's comparisons
   over plain data where the sandbox has none (MBPP+); a test whose own import fails is
@@ -34,7 +35,10 @@ Ground truth: ``{"language": "python"|"cpp", "mode": "stdio"|"function"|"assert"
   ``2`` equals ``2.0``); with ``unwrap_expected`` an expected one-element list also accepts its
   element (APPS / TACO call-based tests). assert: see ``asserts.py``.
 - Per test: accepted, wrong answer, time limit (CPU time over ``time_limit_s``, or the wall
-  clock at 2x + 1 s), memory limit, output limit, runtime error; compile error for C++.
+  clock at 2x + 1 s), memory limit (the kernel's OOM kill, or the harness's own memory; a
+  MemoryError of the program's is its runtime error), output limit, runtime error; compile
+  error for C++. Limits come from the host's clocks, the kernel and the harness's records,
+  never from what the program writes, raises or signals.
 - Reward (config ``{"reward": "all"|"fraction"}``): ``all`` (default) stops at the first
   failure, 1.0 or 0.0; ``fraction`` runs every test, ``partial`` with passed/total. When no
   reward is earned and the first failure is a time or memory limit the status is

@@ -3,7 +3,10 @@
 ``assert f(3) == [1, 2]`` becomes: the sandbox evaluates only ``f(3)`` and reports it as plain
 data; the host evaluates ``<value> == [1, 2]``. The expected value never enters the sandbox.
 The host understands comparisons (any operator, chained), ``not``, ``+``/``-``, ``abs()`` and
-``math.isclose()`` over literals and lifted operands.
+``math.isclose()`` over literals and lifted operands, with Python's own operators on the
+values it rebuilt. An operand that is an iterator a call of the solution returned (a generator,
+``map``, ``range``, a dict view) reaches the host as its items, read in the sandbox, and is
+rebuilt as ``Iterated`` (``4 in evens(10)`` consumes it as Python would) or as itself.
 
 Lines it cannot split this way (several statements, a loop over cases, helper code, a
 comparison inside an operand, an ``and``/``or``) run whole in the sandbox, marked
@@ -27,6 +30,7 @@ from typing import Any
 
 from service.verifiers.base import InvalidGroundTruth
 
+from .harness import plain
 from .judge import approx_equal
 
 _PLACEHOLDER = "_rlvr_operand_"
@@ -164,14 +168,96 @@ def _namespaces(tree: ast.AST) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _number(value: Any) -> Any:
-    if not isinstance(value, (int, float, complex)):
-        raise HostCheckError(f"expected a number, got {type(value).__name__}")
-    return value
+class Iterated:
+    """A one-pass iterator the solution returned (a generator, ``map``, ``filter``), as the host
+    holds it: the items the sandbox read from it and how the reading ended. Python's operators
+    on it: ``x in it`` consumes it up to ``x`` (or raises what the iterator raised before
+    ``x``), it is true, and it equals only itself."""
+
+    __slots__ = ("_ending", "_items", "_message", "_next")
+
+    def __init__(self, items: list[Any], ending: str, message: str) -> None:
+        self._items, self._ending, self._message, self._next = items, ending, message, 0
+
+    def __contains__(self, item: Any) -> bool:
+        while self._next < len(self._items):
+            value = self._items[self._next]
+            self._next += 1
+            if value is item or value == item:
+                return True
+        if self._ending == "raised":
+            raise HostCheckError(f"the iterator raised {self._message}")
+        if self._ending == "cut":
+            # Python would read on; the sandbox read no further.
+            raise HostCheckError(f"not among the first {len(self._items)} items of the iterator")
+        return False
+
+    def __repr__(self) -> str:
+        return "<iterator>"
+
+
+def _range(items: list[Any]) -> range:
+    # The range whose items these are (a range crosses as its items, bounded as plain data).
+    if any(type(item) is not int for item in items):
+        raise ValueError("malformed range")
+    start = items[0] if items else 0
+    step = items[1] - start if len(items) > 1 else 1
+    rebuilt = range(start, start + step * len(items), step or 1)
+    if list(rebuilt) != items:
+        raise ValueError("malformed range")
+    return rebuilt
+
+
+def _unique(pairs: list[Any]) -> dict[Any, Any]:
+    rebuilt = dict(pairs)
+    if len(rebuilt) != len(pairs):
+        raise ValueError("malformed dict view")
+    return rebuilt
+
+
+_VIEWS: dict[str, Callable[[list[Any]], Any]] = {
+    "range": _range,
+    "keys": lambda items: _unique([(key, None) for key in items]).keys(),
+    "values": lambda items: dict(enumerate(items)).values(),
+    "items": lambda items: _unique(items).items(),
+}
+
+
+def decode_operand(data: Any) -> Any:
+    """A lifted operand as the sandbox reported it: plain data, or an iterator a call of the
+    solution returned (``harness.proxies.operand``), rebuilt from the host's own classes: a one
+    pass iterator as ``Iterated``, a range or a dict view as itself. ValueError if malformed."""
+    if type(data) is not list or not data or data[0] != plain.ITERATOR:
+        return plain.decode(data)
+    if len(data) != 5 or type(data[3]) is not str:
+        raise ValueError("malformed iterator")
+    kind, ending, message = data[1], data[2], data[3]
+    items = plain.decode(data[4])
+    if type(items) is not list:
+        raise ValueError("malformed iterator")
+    if kind == "once" and ending in ("end", "raised", "cut"):
+        return Iterated(items, ending, message)
+    if ending != "end" or type(kind) is not str or kind not in _VIEWS:
+        raise ValueError("malformed iterator")
+    try:
+        return _VIEWS[kind](items)
+    except TypeError as exc:  # an unhashable key, a pair that is not one
+        raise ValueError(f"malformed {kind}: {exc}") from None
+
+
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 
 
 def evaluate(check: ast.expr, values: list[Any], tolerance: float | None) -> bool:
-    """The host's half of a lifted assert, over plain data only."""
+    """The host's half of a lifted assert, over plain data only. Its operators are Python's
+    own: every value is one the host rebuilt from its own standard classes (``plain.decode``),
+    so no code of the solution runs here, and a Fraction is a number to ``math.isclose`` and
+    Counters add as Counters, as in Python. What Python refuses (a TypeError) is the test's
+    runtime error."""
 
     def run(node: ast.expr) -> Any:
         if isinstance(node, ast.Name) and node.id.startswith(_PLACEHOLDER):
@@ -192,24 +278,20 @@ def evaluate(check: ast.expr, values: list[Any], tolerance: float | None) -> boo
                 left = right
             return True
         if isinstance(node, ast.UnaryOp):
-            inner = run(node.operand)
-            if isinstance(node.op, ast.Not):
-                return not inner
-            return -_number(inner) if isinstance(node.op, ast.USub) else +_number(inner)
+            return _UNARY[type(node.op)](run(node.operand))
         if isinstance(node, ast.BinOp):
-            left, right = _number(run(node.left)), _number(run(node.right))
+            left, right = run(node.left), run(node.right)
             return left + right if isinstance(node.op, ast.Add) else left - right
         if isinstance(node, ast.Call):
             args = [run(a) for a in node.args]
-            if _call_name(node) == "abs":
-                return abs(_number(args[0]))
-            keywords = {k.arg: float(_number(run(k.value))) for k in node.keywords if k.arg}
-            return math.isclose(*(_number(a) for a in args), **keywords)
+            keywords = {k.arg: run(k.value) for k in node.keywords if k.arg}
+            function = abs if _call_name(node) == "abs" else math.isclose
+            return function(*args, **keywords)
         raise HostCheckError(f"unsupported expression {ast.dump(node)[:80]}")
 
     try:
         return bool(run(check))
     except HostCheckError:
         raise
-    except (TypeError, ValueError, OverflowError, IndexError) as exc:
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         raise HostCheckError(f"{type(exc).__name__}: {exc}") from exc

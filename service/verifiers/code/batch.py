@@ -185,7 +185,10 @@ def _record(
         result=b"",
         killed=data["killed"],
         # The run's OOM kill belongs to the test whose process died of SIGKILL (the harness
-        # ends a run right after such a test).
-        memory_exceeded=result.memory_exceeded and term_signal == signal.SIGKILL,
+        # ends a run right after such a test); the driver says in a field of its own when a
+        # test did not fit in its memory. Never read from the test's stderr, which is the
+        # solution's to write.
+        memory_exceeded=(result.memory_exceeded and term_signal == signal.SIGKILL)
+        or data.get("memory") is True,
     )
     return Record(int(data["index"]), run, report), stdout_at

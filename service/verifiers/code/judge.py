@@ -26,8 +26,6 @@ RUNTIME_ERROR = "runtime error"
 COMPILE_ERROR = "compile error"
 LIMIT_STATUSES = frozenset({TIME_LIMIT, MEMORY_LIMIT})
 
-_MEMORY_MARKERS = (b"MemoryError", b"std::bad_alloc", b"Cannot allocate memory")
-
 
 def numbers_close(got: float, want: float, tolerance: float) -> bool:
     """|got - want| <= tolerance, absolute or relative to the expected value. Ints too large
@@ -185,13 +183,19 @@ def compare_stdout(
 
 
 def run_failure(result: RunResult, limits: Limits) -> tuple[str, str] | None:
-    """(status, reason) when the run itself failed; None when it ran to a normal exit 0."""
+    """(status, reason) when the run itself failed; None when it ran to a normal exit 0.
+
+    A limit is what the host's facts say: the sandbox's wall clock and caps, the CPU time the
+    kernel counted, an OOM kill read from the cgroup or the harness's own report that a test's
+    data did not fit in its memory. Never what the program wrote or raised: any program can
+    print "MemoryError" or "std::bad_alloc", raise MemoryError or send itself SIGXCPU, and a
+    wrong answer would be a ``timeout`` instead. A MemoryError of the program's own is a
+    runtime error."""
     if result.exceeded_output:
         return OUTPUT_LIMIT, f"{result.killed.replace('_limit', '')} exceeded its cap"  # type: ignore[union-attr]
-    out_of_memory = result.memory_exceeded or any(m in result.stderr for m in _MEMORY_MARKERS)
-    if out_of_memory and not result.exceeded_time(limits):
+    if result.memory_exceeded and not _exceeded_time(result, limits):
         return MEMORY_LIMIT, f"exceeded {limits.memory_mb} MB"
-    if result.exceeded_time(limits):
+    if _exceeded_time(result, limits):
         why = "wall clock" if result.killed == "wall" else "CPU time"
         return TIME_LIMIT, f"exceeded {limits.cpu_s:g} s ({why})"
     if result.term_signal is not None:
@@ -203,3 +207,12 @@ def run_failure(result: RunResult, limits: Limits) -> tuple[str, str] | None:
     if result.exit_code:
         return RUNTIME_ERROR, f"exit code {result.exit_code}"
     return None
+
+
+def _exceeded_time(result: RunResult, limits: Limits) -> bool:
+    """The wall clock stopped the run, or it spent more CPU time than allowed. SIGXCPU counts
+    only with the CPU time spent (RLIMIT_CPU sends it then; a program can send it at once)."""
+    spent = result.cpu_s > limits.cpu_s
+    if result.term_signal == signal.SIGXCPU:
+        spent = result.cpu_s >= limits.cpu_s
+    return result.killed == "wall" or spent

@@ -7,7 +7,7 @@ from typing import Any
 
 from service.sandbox.base import Limits, RunResult
 
-from .asserts import AssertTest, HostCheckError, evaluate
+from .asserts import AssertTest, HostCheckError, decode_operand, evaluate
 from .ground_truth import CodeProblem, FunctionTest, StdioTest, Test
 from .harness import plain
 from .judge import (
@@ -199,7 +199,7 @@ def _assert_on_host(
     if not isinstance(report.get("values"), list):
         return outcome_of(index, result, WRONG_ANSWER, _NO_RESULT)
     try:
-        values = [plain.decode(value) for value in report["values"]]
+        values = [decode_operand(value) for value in report["values"]]
         holds = len(values) == len(test.operands) and evaluate(
             test.check, values, problem.float_tolerance
         )

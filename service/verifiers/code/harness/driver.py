@@ -24,10 +24,18 @@ from . import cases, numpy_stand_in, osutil, pytest_stand_in
 from .link import Link, ProtocolError, TestTimeout
 from .output import Output, OutputLimit
 from .process import Forked
-from .proxies import HarnessLimit, NotPlainResult, Session, SolutionGone, SolutionModule
+from .proxies import (
+    HarnessLimit,
+    NotPlainResult,
+    Session,
+    SolutionGone,
+    SolutionModule,
+    raised_in_solution,
+)
 from .records import HEAD, Records, clip, known_failure, text
 
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+_OUT_OF_MEMORY = "MemoryError: the test does not fit in the harness's memory\n"
 
 
 def _missing_module(exc: ImportError) -> str | None:
@@ -86,6 +94,8 @@ class _Outcome:
         self.killed = killed
         self.abnormal = abnormal
         self.gone = False
+        # The driver's own memory ran out during the test (the solution's word never sets it).
+        self.memory = False
         self.trace = ""
 
 
@@ -163,7 +173,8 @@ class Driver:
     def _out_of_memory(self, spec: dict[str, Any]) -> dict[str, Any]:
         """The test's record when what the solution handed over (a value within plain data's
         bounds) does not fit in this process's memory: the test's memory limit, never the
-        sandbox's failure (a null reward the solution could choose over its 0.0)."""
+        sandbox's failure (a null reward the solution could choose over its 0.0). The record
+        says so in its own field: the host reads no limit from text."""
         link = self.solution.link
         cpu = link.cpu_used()
         self.solution.end()
@@ -172,6 +183,7 @@ class Driver:
             "index": spec["index"],
             "exit": 1,
             "signal": None,
+            "memory": True,
             "cpu": cpu,
             "wall": time.monotonic() - link.clock.started,
             "killed": None,
@@ -208,6 +220,8 @@ class Driver:
             outcome.killed, outcome.abnormal = link.output.exceeded, True
         cpu = link.cpu_used() + max(0.0, _self_cpu() - own_cpu)
         record: dict[str, Any] = {"index": spec["index"], "exit": outcome.exit, "signal": None}
+        if outcome.memory:
+            record["memory"] = True
         if outcome.abnormal:
             status = solution.end()
             if outcome.gone:
@@ -256,6 +270,14 @@ class Driver:
                 outcome.report = {"harness_limit": missing}
             else:
                 outcome.exit, outcome.trace = 1, _test_traceback()
+        except MemoryError as exc:
+            if raised_in_solution(exc):
+                outcome.exit, outcome.trace = 1, _test_traceback()  # its word: a crash
+            else:
+                # This process's own memory ran out (the solution's data, the test's work):
+                # the test's memory limit. Nothing is built here, where memory is short.
+                outcome.exit, outcome.trace = 1, _OUT_OF_MEMORY
+                outcome.memory = outcome.abnormal = True
         except BaseException:
             outcome.exit, outcome.trace = 1, _test_traceback()
         finally:

@@ -98,8 +98,14 @@ def allclose(
 def isclose(
     a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
-    """Two numbers close as ``allclose`` has it (arrays of answers are past this stand-in)."""
-    if _shape(a) or _shape(b):
+    """Two numbers close as ``allclose`` has it. Shapes must be the same, as there: a sequence
+    beside a number is not close (a wrong answer's list against the test's number was the ground
+    truth's limit, an error the answer chose). Two sequences would make numpy's array of
+    answers, which is past this stand-in."""
+    shapes = _shape(a), _shape(b)
+    if shapes[0] != shapes[1]:
+        return False
+    if shapes[0]:
         raise HarnessLimit("the test uses numpy.isclose on sequences; the sandbox has no numpy")
     return _close(a, b, rtol, atol, equal_nan)
 

@@ -35,6 +35,9 @@ MAX_NODES = 1_000_000
 _SMALL_INT = 1 << 62
 # A handle to an object that stays in the solution process (arguments only, see proxies.py).
 REF = "R"
+# A lifted operand that is an iterator (``proxies.operand``): never inside plain data, and
+# read by the host alone (``asserts.decode_operand``).
+ITERATOR = "IT"
 _CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 _MAKERS: dict[str, Any] = {"L": list, "T": tuple, "S": set, "F": frozenset}
 # A defaultdict's factory crosses by its name, and only these (and None) have one.
@@ -231,7 +234,8 @@ def _decode_standard(data: list[Any], decode: Any) -> Any:
         items = [decode(item) for item in rest]
         factory = None if setting is None else _FACTORIES[setting]
         return collections.defaultdict(factory, zip(items[0::2], items[1::2], strict=True))
-    if not (setting is None or (type(setting) is int and 0 <= setting <= MAX_NODES)):
+    # A maxlen is an int, not a count of values (the items are counted): any a deque can have.
+    if not (setting is None or (type(setting) is int and 0 <= setting <= sys.maxsize)):
         raise ValueError("malformed deque")
     return collections.deque((decode(item) for item in rest), setting)
 

@@ -99,10 +99,13 @@ class Session:
         # but a lookup (a call, an attribute). A whole test that passes without either judged
         # nothing: binding a function it never calls is not reaching it.
         self.touched = False
+        # Modules the solution's names and attributes stood for in the current test.
+        self.modules: list[Any] = []
 
     def begin_test(self) -> None:
         self.invalid = None
         self.touched = False
+        self.modules = []
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("op") != "lookup":
@@ -136,7 +139,8 @@ class Session:
         iterate (``list(f(x))``), never compare or test for truth; anything else fails."""
         if "v" not in reply and reply.get("it") is True and type(reply.get("o")) is int:
             once = reply.get("once") is True
-            return IteratorProxy(self, reply["o"], f"iterator from {name}", once)
+            kind = reply.get("kind") if type(reply.get("kind")) is str else None
+            return IteratorProxy(self, reply["o"], f"iterator from {name}", once, kind)
         return self.data(reply)
 
     def attribute(self, reply: dict[str, Any], name: str) -> Any:
@@ -148,7 +152,9 @@ class Session:
             if key in reply and type(reply[key]) is int:
                 return kind(self, reply[key], name)
         if "m" in reply and type(reply["m"]) is str:
-            return _module(reply["m"], name)
+            module = _module(reply["m"], name)
+            self.modules.append(module)
+            return module
         return self.fail(_not_plain(reply))
 
     def node_class(self, kind: str) -> type:
@@ -157,11 +163,19 @@ class Session:
     def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             return {
-                "args": [plain.encode(a, _handle_of, nodes=True) for a in args],
-                "kw": [[k, plain.encode(v, _handle_of, nodes=True)] for k, v in kwargs.items()],
+                "args": [plain.encode(a, self._handle, nodes=True) for a in args],
+                "kw": [[k, plain.encode(v, self._handle, nodes=True)] for k, v in kwargs.items()],
             }
         except plain.NotPlain as exc:
             raise HarnessLimit(f"the test passes the solution {exc}") from None
+
+    def _handle(self, value: Any) -> int | None:
+        """An argument's handle, if it is a proxy. A module the solution handed test code (its
+        ``inf = math``, which the test passes on) is the solution's doing, a wrong answer: as
+        the ground truth's limit it would make the item an error, a null the solution chose."""
+        if value is _SKIP or any(value is module for module in self.modules):
+            self.fail("a module the solution gave is not plain data")
+        return _handle_of(value)
 
     def released(self, handle: int) -> None:
         if handle not in self.permanent:
@@ -252,6 +266,16 @@ def _not_plain(reply: dict[str, Any]) -> str:
 _ENDS_ITERATION = (StopIteration, StopAsyncIteration)
 
 
+# Marks an exception that stands for one the solution raised (``_exception``).
+_FROM_SOLUTION = "_rlvr_from_solution"
+
+
+def raised_in_solution(exc: BaseException) -> bool:
+    """Whether ``exc`` stands for an exception the solution raised, not one of the driver's own:
+    the driver's MemoryError is a fact (its memory ran out), the solution's only its word."""
+    return getattr(exc, _FROM_SOLUTION, False) is True
+
+
 def _exception(described: Any) -> BaseException:
     """An exception the solution raised, as test code sees it: a builtin exception class as
     itself (``except ValueError`` works), any other as SolutionError. StopIteration is a
@@ -273,6 +297,7 @@ def _exception(described: Any) -> BaseException:
         error = SolutionError(f"{module}.{name}: {message}" if module else message)
     if where:
         error.add_note(f"(raised in the solution: {where})")
+    setattr(error, _FROM_SOLUTION, True)
     return error
 
 
@@ -413,30 +438,41 @@ class IteratorProxy(ObjectProxy):
     ``next(it)`` takes one item, it has no length or index, and it may be endless. ``range``
     and dict views are iterated afresh each time."""
 
-    __slots__ = ("_chunk", "_ended", "_left", "_once")
+    __slots__ = ("_chunk", "_ended", "_kind", "_left", "_once", "_raised")
 
-    def __init__(self, session: Session, handle: int, name: str, once: bool) -> None:
+    def __init__(
+        self, session: Session, handle: int, name: str, once: bool, kind: str | None = None
+    ) -> None:
         super().__init__(session, handle, name)
         for slot, value in (("_once", once), ("_left", collections.deque()), ("_ended", False)):
             object.__setattr__(self, slot, value)
         object.__setattr__(self, "_chunk", 1)
+        object.__setattr__(self, "_kind", "once" if once else kind)
+        object.__setattr__(self, "_raised", None)
 
     def _pull(self, ahead: bool = True) -> bool:
         """More items of a one-pass iterator into those left; False at its end. Only a whole
         iteration reads ahead (in growing chunks): ``next()`` and ``in`` take one item at a
         time, so the solution's generator runs no further than Python would run it (its side
-        effects and its exceptions come when they would)."""
+        effects and its exceptions come when they would: what it raised after a chunk's items
+        once those are consumed)."""
         if object.__getattribute__(self, "_ended"):
+            raised = object.__getattribute__(self, "_raised")
+            if raised is not None:  # once the items before it are consumed
+                object.__setattr__(self, "_raised", None)
+                raise _exception(raised)
             return False
         chunk: int = object.__getattribute__(self, "_chunk") if ahead else 1
-        items = self._data("__next__", chunk)
+        reply = self._dunder("__next__", chunk)
+        items = object.__getattribute__(self, "_session").data(reply)
         if type(items) is not list or len(items) > chunk:
             raise TypeError("the solution's iterator did not give a list of items")
         object.__getattribute__(self, "_left").extend(items)
-        object.__setattr__(self, "_ended", len(items) < chunk)
+        object.__setattr__(self, "_raised", reply.get("raised"))
+        object.__setattr__(self, "_ended", len(items) < chunk or "raised" in reply)
         if ahead:
             object.__setattr__(self, "_chunk", min(chunk * 2, _MAX_CHUNK))
-        return bool(items)
+        return bool(items) or self._pull(ahead)
 
     def _once_left(self) -> collections.deque[Any] | None:
         if not object.__getattribute__(self, "_once"):
@@ -480,6 +516,35 @@ class IteratorProxy(ObjectProxy):
 # Items of a one-pass iterator asked for at once, at most: few calls for a long one, few items
 # made ahead of need for an endless one.
 _MAX_CHUNK = 4096
+# Items of a one-pass iterator read for the host, at most (an endless one is "cut" there).
+OPERAND_ITEMS = 100_000
+_KINDS = frozenset({"once", "range", "keys", "values", "items"})
+
+
+def operand(value: Any) -> Any:
+    """A lifted assert's operand for the host: plain data as itself; an iterator a call of the
+    solution returned as ``[plain.ITERATOR, kind, ending, message, items]``. The host cannot ask
+    it for more, so a one-pass iterator is read here to its end, its exception ("raised", with
+    its message) or OPERAND_ITEMS items ("cut"), and the host consumes those as Python would."""
+    if not isinstance(value, IteratorProxy):
+        return plain.encode(value, answer=True)
+    kind = object.__getattribute__(value, "_kind")
+    if kind not in _KINDS:
+        raise plain.NotPlain("an iterator of no known kind is not plain data")
+    if kind != "once":
+        return [plain.ITERATOR, kind, "end", "", plain.encode(value._items(), answer=True)]
+    left: collections.deque[Any] = object.__getattribute__(value, "_left")
+    ending, message = "end", ""
+    try:
+        while len(left) < OPERAND_ITEMS and value._pull():
+            pass
+    except Exception as exc:
+        if not raised_in_solution(exc):
+            raise  # the driver's own (its memory), or the solution process's broken reply
+        ending, message = "raised", f"{type(exc).__name__}: {exc}"[:200]
+    if ending == "end" and not object.__getattribute__(value, "_ended"):
+        ending = "cut"
+    return [plain.ITERATOR, kind, ending, message, plain.encode(list(left), answer=True)]
 
 
 class SolutionModule(types.ModuleType):

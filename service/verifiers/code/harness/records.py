@@ -30,8 +30,7 @@ def text(value: str) -> str:
 
 
 def clip(data: bytes) -> bytes:
-    """The head says what went wrong first; the tail holds the final traceback line (and the
-    MemoryError the host looks for)."""
+    """The head says what went wrong first; the tail holds the final traceback line."""
     if len(data) <= 2 * HEAD:
         return data
     return data[:HEAD] + b"\n[...]\n" + data[-HEAD:]

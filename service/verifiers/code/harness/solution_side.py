@@ -141,7 +141,7 @@ class _Server:
         if name == "__iter__":
             return self.result(list(target))
         if name == "__next__":
-            return self.result(list(itertools.islice(target, args[0])))
+            return self.next_items(target, args[0])
         if name == "__len__":
             return self.result(len(target))
         if name == "__getitem__":
@@ -155,6 +155,16 @@ class _Server:
         if name == "__str__":
             return self.result(str(target))
         raise ValueError(f"unsupported operation {name!r}")
+
+    def next_items(self, iterator: Any, count: int) -> dict[str, Any]:
+        """Up to ``count`` items; where the iterator raised after some, those items and what
+        it raised, which the driver raises once test code has consumed them, as in Python."""
+        items: list[Any] = []
+        try:
+            items.extend(itertools.islice(iterator, count))
+        except Exception as exc:
+            return {**self.result(items), "raised": _describe_exception(exc)}
+        return self.result(items)
 
     # -- values ---------------------------------------------------------------------------
 
@@ -197,8 +207,10 @@ class _Server:
         if callable(value):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
-            if type(value) in _REITERABLE:
-                return {"o": self.handle(value), "np": reason, "it": True, "once": False}
+            kind = _REITERABLE.get(type(value))
+            if kind is not None:
+                handle = self.handle(value)
+                return {"o": handle, "np": reason, "it": True, "once": False, "kind": kind}
             # Anything else is read once, through one iterator taken here: a class of the
             # solution (a KeysView subclass, an iterator whose __iter__ starts afresh) could
             # yield other items to each len(), in and [i] of the test.
@@ -214,8 +226,14 @@ class _Server:
 # generator or ``map`` in Python: they stay here, and only their items cross, as plain data.
 _ITERABLES = (Iterator, range, KeysView, ValuesView, ItemsView)
 # Iterated afresh each time, with a length and (range) items by index: exactly these builtin
-# types, whose items no code of the solution decides.
-_REITERABLE = frozenset({range, type({}.keys()), type({}.values()), type({}.items())})
+# types, whose items no code of the solution decides; the host rebuilds one that is an operand
+# of a lifted assert from its items as this kind.
+_REITERABLE = {
+    range: "range",
+    type({}.keys()): "keys",
+    type({}.values()): "values",
+    type({}.items()): "items",
+}
 
 
 def _describe_exception(exc: BaseException) -> list[str]:

@@ -112,10 +112,14 @@ def test_time_limit_is_a_timeout_with_per_test_detail() -> None:
     assert time.monotonic() - started < 3
 
 
-def test_memory_limit_is_a_timeout() -> None:
+def test_a_memory_error_is_a_runtime_error() -> None:
+    # RLIMIT_AS refuses the allocation and Python raises MemoryError, which any program can
+    # raise or print itself: only the kernel's OOM kill (or the harness's own memory) is a limit.
     program = "x = bytearray(200 * 2**20)\nprint(3)"
     verdict = verify(fenced(program), {**SUM, "memory_mb": 64}, {})
-    assert verdict.status == "timeout" and verdict.details["tests"][0]["status"] == "memory limit"
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    assert verdict.details["tests"][0]["status"] == "runtime error"
+    assert "MemoryError" in verdict.details["tests"][0]["stderr"]
 
 
 def test_runtime_error_and_output_limit_are_incorrect() -> None:
@@ -174,13 +178,13 @@ def test_a_compiled_program_with_much_debug_output_on_stderr_passes() -> None:
     assert flood.details["tests"][0]["status"] == "time limit", flood.details
 
 
-def test_stderr_past_its_cap_keeps_its_final_traceback() -> None:
-    # 250 KB of debug lines, then a MemoryError: the tail kept of stderr still names it.
+def test_stderr_past_its_cap_keeps_its_head() -> None:
+    # 250 KB of debug lines, then a crash: the details show stderr's head.
     program = STDERR_CHATTY["stdio"].replace(
         "raise RuntimeError('x' * 100)", "x = bytearray(1 << 34)"
     )
     verdict = verify(fenced(program), {**SUM, "memory_mb": 64}, {})
-    assert verdict.details["tests"][0]["status"] == "memory limit", verdict.details
+    assert verdict.details["tests"][0]["status"] == "runtime error", verdict.details
     assert verdict.details["tests"][0]["stderr"].startswith("debug 0")
 
 
@@ -335,6 +339,19 @@ def test_mbpp_plus_test_code_runs_without_numpy_in_the_sandbox() -> None:
     for wrong in ("return 3.14 * r * r", "return []", "return float('nan')", "exit(0)"):
         verdict = verify(fenced(f"def area(r):\n    {wrong}\n"), MBPP_PLUS, {})
         assert (verdict.status, verdict.reward) == ("incorrect", 0.0), (wrong, verdict.details)
+
+
+def test_a_list_where_np_isclose_expects_a_number_is_a_wrong_answer() -> None:
+    # The stand-in leaves isclose over sequences to numpy (the ground truth's limit, an error):
+    # a wrong answer's list against the test's number chose that null over its 0.0.
+    ground_truth = {
+        **MBPP_PLUS,
+        "tests": ["import numpy as np\nassert np.isclose(area(2.0), 12.566370614359172)"],
+    }
+    verdict = verify(fenced("def area(r):\n    return [12.566370614359172]\n"), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    right = "import math\ndef area(r):\n    return math.pi * r * r\n"
+    assert verify(fenced(right), ground_truth, {}).status == "correct"
 
 
 def test_a_test_importing_what_the_sandbox_lacks_is_an_error_not_a_zero() -> None:

@@ -138,11 +138,23 @@ def test_a_timeout_in_one_stdio_test_leaves_the_others_alone() -> None:
     assert statuses == ["accepted", "time limit", "accepted", "accepted"]
 
 
-def test_memory_of_one_test_is_a_memory_limit_for_that_test() -> None:
+def test_a_memory_error_of_one_test_is_that_tests_runtime_error() -> None:
     program = "def f(x):\n    if x == 1:\n        b = bytearray(400 * 2**20)\n    return x * x\n"
     verdict = verify(fenced(program), {**_asserts(3), "memory_mb": 128}, {"reward": "fraction"})
     statuses = [t["status"] for t in verdict.details["tests"]]
-    assert statuses == ["accepted", "memory limit", "accepted"]
+    assert statuses == ["accepted", "runtime error", "accepted"]
+
+
+def test_a_result_too_big_for_the_harness_is_that_tests_memory_limit() -> None:
+    # A million strings (plain data's most values, with their list): a few megabytes in the
+    # solution, which holds one string, and more than the test's 64 MB once the driver holds
+    # each as an object of its own. The driver's own MemoryError is a fact, reported in a field
+    # of its record (never a line of text).
+    program = "def f(x):\n    if x == 1:\n        return ['abcdefghij'] * 999_999\n"
+    program += "    return x * x\n"
+    verdict = verify(fenced(program), {**_asserts(3), "memory_mb": 64}, {"reward": "fraction"})
+    statuses = [t["status"] for t in verdict.details["tests"]]
+    assert statuses == ["accepted", "memory limit", "accepted"], verdict.details
 
 
 def test_a_solution_that_does_not_load_fails_every_test_at_once(run_counted: Any) -> None:

@@ -106,10 +106,25 @@ RUNTIME = {
         "wrong answer",
     ),
     "sleeps": (C + "int main() { sleep(10); }", "time limit"),
+    # RLIMIT_AS refuses the gigabyte: std::bad_alloc, then abort(), which any program can do
+    # after printing the same words. Only the kernel's OOM kill is a memory limit.
     "memory": (
         C + "int main() { size_t n = 1ul << 30; volatile char *p = new char[n];"
         " for (size_t i = 0; i < n; i += 4096) p[i] = 1; " + SOLVE + " }",
-        "memory limit",
+        "runtime error",
+    ),
+    # A wrong answer dressed up as a limit: the words a failed allocation prints, SIGXCPU sent
+    # without the CPU time spent.
+    "says bad_alloc": (
+        C + "int main() { fputs(\"terminate called after throwing an instance of 'std::bad_alloc'"
+        '\\nMemoryError\\nCannot allocate memory\\n", stderr); puts("0"); }',
+        "wrong answer",
+    ),
+    "sends itself SIGXCPU": (C + "int main() { raise(SIGXCPU); }", "runtime error"),
+    # Its parent is the sandbox's own process, which it may not signal.
+    "sends its parent SIGXCPU": (
+        C + "int main() { kill(getppid(), SIGXCPU); usleep(200000); }",
+        "wrong answer",
     ),
 }
 
@@ -142,6 +157,8 @@ COMPILE = {
     "includes itself 2^40 times": "#if __INCLUDE_LEVEL__ < 40\n#include __FILE__\n"
     "#include __FILE__\n#endif\nint main() {}",
 }
+# The compiler's words for running out of memory, written by the program itself.
+FORGED_COMPILE = '#error "virtual memory exhausted: Cannot allocate memory (std::bad_alloc)"\n'
 
 
 def _no_reward(verdict: Any) -> None:
@@ -170,6 +187,12 @@ def test_a_compile_time_attack_earns_nothing(attack: str) -> None:
     assert compiled in ("accepted", "compile error", "time limit", "memory limit", "output limit")
     if compiled != "accepted":
         assert verdict.details["tests"] == []
+
+
+def test_a_compile_error_that_reads_as_out_of_memory_is_a_compile_error() -> None:
+    verdict = verify(fenced(FORGED_COMPILE + "int main() {}", "cpp"), SUM, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    assert verdict.details["compile"]["status"] == "compile error"
 
 
 def test_nothing_a_test_leaves_reaches_the_next() -> None:

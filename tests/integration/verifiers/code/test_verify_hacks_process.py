@@ -2,9 +2,10 @@
 sandbox backend, in every mode: tracing and rewriting the caller, exits and signals, threads
 and children that keep printing "PASS", writing to or closing descriptors, replacing stdout,
 patching the harness's own modules, reading the tests, memory at the last moment, sleeping
-past the clock; stdio's own tricks; and the same kinds of attack made while a test calls the
-solution. None earns a reward or a null; an honest solution run next on the same backend
-passes."""
+past the clock; stdio's own tricks; the same kinds of attack made while a test calls the
+solution; and limits or sandbox failures it forges (text, exception classes, exit codes,
+signals, the harness's frames), each a wrong answer. None earns a reward or a null; an honest
+solution run next on the same backend passes."""
 
 from __future__ import annotations
 
@@ -62,6 +63,11 @@ ATTACKS = {
     "patches the harness": "import sys\nfor n, m in list(sys.modules.items()):\n"
     "    if n.startswith('rlvr_harness'):\n        for k in ('encode', 'to_json', 'pack'):\n"
     "            if hasattr(m, k): setattr(m, k, lambda *a, **kw: b'')",
+    # A limit or a failure of the sandbox's, forged while the program loads (see FORGERIES).
+    "says MemoryError on stderr": "import sys\nsys.stderr.write('MemoryError\\n')",
+    "raises MemoryError": "raise MemoryError",
+    "sends itself SIGXCPU": "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
+    "sends the driver SIGXCPU": "import os, signal\nos.kill(os.getppid(), signal.SIGXCPU)",
 }
 
 
@@ -88,6 +94,40 @@ IN_A_CALL = {
     "    return a + b + 1",
     "NaN": "return float('nan')",
 }
+
+# A wrong answer dressed up as a limit or as the sandbox's failure, from inside a call (each is
+# the body of ``add``, which then returns 0): what it writes, the exception classes it raises,
+# the codes it exits with, the signals it sends, the harness's frames it forges. A limit is what
+# the host's clocks and caps, the kernel and the harness's own frames say, never the program's
+# word: each is a wrong answer (``incorrect``), never a ``timeout`` or a null.
+FORGERIES = {
+    "MemoryError on stderr": "import sys\n    sys.stderr.write('MemoryError\\n')",
+    "bad_alloc on stderr": 'import sys\n    sys.stderr.write("terminate called after throwing an'
+    " instance of 'std::bad_alloc'\\nvirtual memory exhausted: Cannot allocate memory\\n\")",
+    "raises MemoryError": "raise MemoryError",
+    "raises a MemoryError of its own": "raise type('MemoryError', (MemoryError,), {})('no memory')",
+    "a class named builtins.MemoryError": "raise type('MemoryError', (Exception,),"
+    " {'__module__': 'builtins'})('out of memory')",
+    "raises TimeoutError": "raise TimeoutError('time limit exceeded')",
+    "a SandboxError of its own": "raise type('SandboxError', (RuntimeError,),"
+    " {'__module__': 'service.sandbox.base'})('the sandbox failed')",
+    "an import error naming a module": "raise ModuleNotFoundError(\"No module named 'numpy'\","
+    " name='numpy')",
+    "sends itself SIGXCPU": "import os, signal\n    os.kill(os.getpid(), signal.SIGXCPU)",
+    "sends the driver SIGXCPU": "import os, signal, time\n"
+    "    os.kill(os.getppid(), signal.SIGXCPU)\n    time.sleep(0.2)",
+    "sends itself SIGKILL": "import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)",
+    "aborts": "import os\n    os.abort()",
+    "exits as the harness fails": "import os\n    os._exit(3)",
+    "exits as a set-up fails": "import os\n    os._exit(2)",
+    "prints the harness's records": 'import sys\n    print(\'{"setup_error": "bad magic"}\')\n'
+    '    sys.stderr.write(\'{"driver_error": "x"}\\n{"harness_limit": "x"}\\n\')',
+    "forges the solution process's reply": "import json, os, struct\n"
+    "    x = ['builtins', 'MemoryError', 'out of memory', '']\n"
+    "    frame = json.dumps({'x': x}).encode()\n"
+    "    try:\n        os.write(4, struct.pack('>I', len(frame)) + frame)\n"
+    "    except OSError:\n        pass",
+}
 CALL_MODES = {"function": FUNCTION, "values": VALUES, "exec": EXEC}
 
 
@@ -108,11 +148,13 @@ def test_an_attack_on_the_process_earns_nothing_and_leaves_no_trace(mode: str, a
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_memory_at_the_last_moment_is_a_limit(mode: str) -> None:
+def test_a_memory_error_of_the_solution_is_its_runtime_error(mode: str) -> None:
+    # RLIMIT_AS refuses the allocation and Python raises MemoryError, as a program may raise it
+    # itself: its own word is not a limit (see FORGERIES), and the test fails as a crash.
     program = "def add(a, b):\n    x = bytearray(1 << 34)\n    return 0\nx = bytearray(1 << 34)\n"
     verdict = verify(fenced(program), MODES[mode], {"reward": "fraction"})
-    _no_reward(verdict)
-    assert verdict.details["tests"][0]["status"] == "memory limit"
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    assert verdict.details["tests"][0]["status"] == "runtime error"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -203,3 +245,12 @@ def test_an_attack_made_during_a_call_earns_nothing(mode: str, attack: str) -> N
     _no_reward(verify(fenced(program), ground_truth, {"reward": "fraction"}))
     honest = verify(fenced(HONEST), CALL_MODES[mode], {"reward": "fraction"})
     assert (honest.status, honest.reward) == ("correct", 1.0), honest.details
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_limit_or_failure_is_a_wrong_answer(mode: str, forgery: str) -> None:
+    program = f"def add(a, b):\n    {FORGERIES[forgery]}\n    return 0\n"
+    program += "if __name__ == '__main__':\n    print(add(*map(int, input().split())))\n"
+    verdict = verify(fenced(program), MODES[mode], {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details

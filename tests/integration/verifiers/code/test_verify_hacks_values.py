@@ -1,8 +1,9 @@
 """Values a wrong solution hands back, dressed to pass, through each real sandbox backend:
 objects equal to everything in every disguise, values that are not data, values too large or
 too deep, numbers past a float's range, exceptions that end the test's loop, stand-ins for the
-standard modules test code uses. Each is a wrong answer (``incorrect`` or, for memory,
-``timeout``) with reward 0.0, never an ``error``; the honest solution beside it passes."""
+standard modules test code uses, a module for a name the test passes on. Each is a wrong
+answer (``incorrect`` or, for the harness's memory, ``timeout``) with reward 0.0, never an
+``error``; the honest solution beside it passes."""
 
 from __future__ import annotations
 
@@ -186,6 +187,26 @@ def test_a_value_too_big_for_the_harness_memory_is_no_error(items: int) -> None:
     ground_truth = {**FUNCTION, "memory_mb": 64, "tests": [{"args": [1, 2], "expected": 3}]}
     program = f"def add(a, b):\n    return ['ab' * 3] * {items}\n"
     _no_reward(verify(fenced(program), ground_truth, {}))
+
+
+# Tests that pass a name of the program's on to it: LeetCodeDataset's prompt code (the ground
+# truth's prelude) binds ``inf``, which the program may bind again, to a module.
+PASSES_ON = {
+    "values": "assert add(inf, 1) == inf",
+    "exec": "def check(candidate):\n    assert candidate(inf, 1) == inf\ncheck(add)",
+}
+
+
+@pytest.mark.parametrize("form", PASSES_ON)
+def test_a_module_for_a_name_the_test_passes_on_is_a_wrong_answer(form: str) -> None:
+    # A module is not plain data: from the test, the ground truth's limit (an error); from the
+    # program, the program's failure. As the former it was a null the program could choose.
+    ground_truth = {**VALUES, "prelude": "inf = float('inf')", "tests": [PASSES_ON[form]]}
+    program = "import math\ninf = math\ndef add(a, b):\n    return a + b\n"
+    verdict = verify(fenced(program), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+    honest = verify(fenced(HONEST), ground_truth, {})
+    assert (honest.status, honest.reward) == ("correct", 1.0), honest.details
 
 
 LOOPS = {

@@ -365,6 +365,81 @@ def test_honest_iterators_and_containers_answer_membership_and_length() -> None:
     assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
 
 
+# Lifted asserts over an iterator a call returned, finished on the host over the items the
+# sandbox read, as Python would finish them (before, the host refused such an operand as not
+# plain data, where the same line written as statements passed).
+ITERATOR_OPERANDS = """
+import itertools
+def evens(n):
+    return (i for i in range(0, n, 2))
+def naturals():
+    return itertools.count()
+def then_fails():
+    yield 1
+    yield 2
+    raise ValueError('done')
+def span(n):
+    return range(0, n, 2)
+def keys(d):
+    return d.keys()
+def items(d):
+    return d.items()
+"""
+WRONG_ITERATOR_OPERANDS = """
+import itertools
+def evens(n):
+    return (i for i in range(1, n, 2))
+def naturals():
+    return itertools.count(1001)
+def then_fails():
+    yield 1
+    raise ValueError('done')
+def span(n):
+    return range(1, n, 2)
+def keys(d):
+    return d.values()
+def items(d):
+    return d.keys()
+"""
+ITERATOR_OPERAND_TESTS = [
+    "assert 4 in evens(10)",
+    "assert 5 not in evens(10)",
+    "assert 1000 in naturals()",
+    "assert 2 in then_fails()",
+    "assert 6 in span(10)",
+    "assert keys({'a': 1, 'b': 2}) == {'a', 'b'}",
+    "assert ('b', 2) in items({'a': 1, 'b': 2})",
+]
+# A whole iteration reads a generator ahead in chunks: the items it yielded in the chunk where
+# it raised were lost with the chunk, so a loop that catches the exception missed them.
+CAUGHT_IN_A_LOOP = (
+    "seen = []\ntry:\n    for x in then_fails():\n        seen.append(x)\n"
+    "except ValueError:\n    pass\nassert seen == [1, 2]"
+)
+
+
+def test_a_generator_raises_after_the_items_it_yielded() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": [CAUGHT_IN_A_LOOP]}
+    verdict = verify(fenced(ITERATOR_OPERANDS), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    _wrong_not_error(verify(fenced(WRONG_ITERATOR_OPERANDS), ground_truth, {}))
+
+
+# True of any generator in Python, right or wrong.
+ANY_GENERATOR_TESTS = ["assert evens(10)", "assert evens(10) != [0, 2, 4, 6, 8]"]
+
+
+def test_an_iterator_returned_to_a_lifted_assert_is_judged_as_python_would() -> None:
+    tests = ITERATOR_OPERAND_TESTS + ANY_GENERATOR_TESTS
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    verdict = verify(fenced(ITERATOR_OPERANDS), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    assert {test["judged"] for test in verdict.details["tests"]} == {"host"}
+    ground_truth["tests"] = ITERATOR_OPERAND_TESTS
+    wrong = verify(fenced(WRONG_ITERATOR_OPERANDS), ground_truth, {"reward": "fraction"})
+    _wrong_not_error(wrong)
+
+
 # The standard library's containers cross as themselves. An OrderedDict crossed as a dict, so
 # one in the wrong order passed; a Fraction or a deque was no plain data, so a right one failed.
 ORDERED = "from collections import OrderedDict\ndef build(pairs):\n    return OrderedDict({})\n"
@@ -429,6 +504,51 @@ def test_the_standard_librarys_containers_are_answers_as_python_sees_them() -> N
         "tests": [{"args": ["ab"], "expected": {"a": 1, "b": 1, "q": 0}}],
     }
     assert verify(fenced(STANDARD_ANSWERS), function, {}).status == "correct"
+
+
+# Lifted asserts the host finishes with Python's own operators on the values it rebuilt: a
+# Fraction was no number to math.isclose or abs, and Counters did not add, so right answers
+# failed as runtime errors.
+ARITHMETIC = (
+    "from collections import Counter\nfrom fractions import Fraction\n"
+    "def half():\n    return Fraction(1, 2)\n"
+    "def count(s):\n    return Counter(s)\n"
+)
+ARITHMETIC_TESTS = [
+    "assert math.isclose(half(), 0.5)",
+    "assert abs(half() - 0.5) < 1e-9",
+    "assert count('aab') + count('b') == {'a': 2, 'b': 2}",
+    "assert count('ab') - count('b') == count('a')",
+]
+
+
+def test_host_arithmetic_on_standard_values_is_pythons() -> None:
+    ground_truth = {"language": "python", "mode": "assert", "tests": ARITHMETIC_TESTS}
+    verdict = verify(fenced(ARITHMETIC), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    assert {test["judged"] for test in verdict.details["tests"]} == {"host"}
+    wrong = ARITHMETIC.replace("Fraction(1, 2)", "Fraction(1, 3)").replace("(s)", "(s + 'z')")
+    _wrong_not_error(verify(fenced(wrong), ground_truth, {"reward": "fraction"}))
+
+
+# A deque's maxlen is an int, not a count of its items: one over a million was refused as
+# malformed, and a right answer failed.
+WINDOW = "from collections import deque\ndef window(xs):\n    return deque(xs, maxlen=2_000_000)\n"
+WINDOW_TESTS = {
+    "function": {"fn_name": "window", "tests": [{"args": [[1, 2]], "expected": [1, 2]}]},
+    "values": {"tests": ["assert window([1, 2]) == deque([1, 2])"]},
+    "exec": {"tests": ["r = window([1, 2])\nassert r.maxlen == 2_000_000 and list(r) == [1, 2]"]},
+}
+
+
+@pytest.mark.parametrize("mode", WINDOW_TESTS)
+def test_a_deque_with_any_maxlen_is_an_answer(mode: str) -> None:
+    ground_truth = {"language": "python", "mode": "function" if mode == "function" else "assert"}
+    ground_truth.update(WINDOW_TESTS[mode])
+    verdict = verify(fenced(WINDOW), ground_truth, {})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+    wrong = verify(fenced(WINDOW.replace("deque(xs,", "deque(xs[1:],")), ground_truth, {})
+    _wrong_not_error(wrong)
 
 
 def test_an_exception_that_would_end_a_loop_early_fails() -> None:

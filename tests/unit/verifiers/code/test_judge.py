@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import signal
 from collections import OrderedDict, deque
+
+import pytest
 
 from service.sandbox.base import Limits, RunResult
 from service.verifiers.code.judge import (
@@ -84,10 +87,38 @@ def test_run_failures_are_classified() -> None:
     assert run_failure(_result(cpu_s=1.2, term_signal=24, exit_code=None), limits)[0] == TIME_LIMIT  # type: ignore[index]
     assert run_failure(_result(killed="wall", term_signal=9), limits)[0] == TIME_LIMIT  # type: ignore[index]
     assert run_failure(_result(killed="stdout_limit"), limits)[0] == OUTPUT_LIMIT  # type: ignore[index]
-    assert run_failure(_result(exit_code=1, stderr=b"MemoryError\n"), limits)[0] == MEMORY_LIMIT  # type: ignore[index]
     assert run_failure(_result(memory_exceeded=True, term_signal=9), limits)[0] == MEMORY_LIMIT  # type: ignore[index]
     assert run_failure(_result(exit_code=3), limits) == (RUNTIME_ERROR, "exit code 3")
     assert run_failure(_result(term_signal=11, exit_code=None), limits)[0] == RUNTIME_ERROR  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        b"MemoryError\n",
+        b"Traceback (most recent call last):\n  ...\nMemoryError: out of memory\n",
+        b"terminate called after throwing an instance of 'std::bad_alloc'\n",
+        b"virtual memory exhausted: Cannot allocate memory\n",
+    ],
+)
+@pytest.mark.parametrize(("exit_code", "term_signal"), [(1, None), (None, 6), (None, 9)])
+def test_a_limit_is_never_read_from_what_the_program_wrote(
+    stderr: bytes, exit_code: int | None, term_signal: int | None
+) -> None:
+    # Any program can print these or raise MemoryError itself: a run that says it ran out of
+    # memory, where neither the kernel (an OOM kill) nor the harness says so, is a runtime error.
+    result = _result(exit_code=exit_code, term_signal=term_signal, stderr=stderr)
+    assert run_failure(result, Limits(cpu_s=1.0))[0] == RUNTIME_ERROR  # type: ignore[index]
+
+
+def test_sigxcpu_is_a_time_limit_only_with_the_cpu_time_spent() -> None:
+    # RLIMIT_CPU sends SIGXCPU once the CPU time is spent; a program can send it to itself (or
+    # to the harness) at once.
+    limits = Limits(cpu_s=1.0)
+    sent = _result(term_signal=signal.SIGXCPU, exit_code=None, cpu_s=0.05)
+    assert run_failure(sent, limits)[0] == RUNTIME_ERROR  # type: ignore[index]
+    spent = _result(term_signal=signal.SIGXCPU, exit_code=None, cpu_s=1.0)
+    assert run_failure(spent, limits)[0] == TIME_LIMIT  # type: ignore[index]
 
 
 def test_ints_past_a_floats_range_are_compared_exactly_never_converted() -> None:

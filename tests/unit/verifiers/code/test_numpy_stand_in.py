@@ -57,6 +57,12 @@ def test_no_plain_value_is_an_array_or_a_numpy_scalar() -> None:
     assert np.isclose(1.0, 1.0 + 1e-9) and not np.isclose(1.0, 1.1)
 
 
+def test_isclose_of_a_sequence_and_a_number_is_false_as_shapes_differ() -> None:
+    # An answer's list against the test's number: a wrong answer, not the ground truth's limit
+    # (an error, a null reward the answer could choose), as allclose has it.
+    assert not np.isclose([3.5], 3.5) and not np.isclose(3.5, [[3.5]])
+
+
 def test_other_names_are_the_ground_truths_limit() -> None:
     module = np._module()
     assert module.allclose is np.allclose and module.inf == math.inf

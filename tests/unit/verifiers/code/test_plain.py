@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter, OrderedDict, defaultdict, deque
 from fractions import Fraction
 from typing import Any
@@ -115,6 +116,9 @@ class EqualCounter(Counter[Any]):
         defaultdict(None, k=1),
         deque([1, (2, 3)]),
         deque([1, 2], maxlen=3),
+        # A maxlen is an int of the deque's, not a count of values: any the deque can have.
+        deque([1, 2], maxlen=2_000_000),
+        deque(maxlen=sys.maxsize),
         Fraction(-3, 4),
         Fraction(10**400 + 1, 10**400),
         [OrderedDict(a=Counter(x=1)), {"q": deque([Fraction(1, 3)])}],
@@ -187,6 +191,9 @@ def test_depth_and_size_are_bounded() -> None:
         ["DD", None, "a"],
         ["DQ", -1, 1],
         ["DQ", 2**70],
+        ["DQ", sys.maxsize + 1],
+        ["DQ", True],
+        ["DQ", 2.0],
         ["Q", 1, 0],
         ["Q", 1, -2],
         ["Q", 1.5, 2],

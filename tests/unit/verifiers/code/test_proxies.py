@@ -7,12 +7,17 @@ from typing import Any
 
 import pytest
 
+from service.verifiers.code.harness import plain, proxies
 from service.verifiers.code.harness.proxies import (
+    HarnessLimit,
     IteratorProxy,
+    NotPlainResult,
     ObjectProxy,
     Session,
     SolutionError,
     _exception,
+    operand,
+    raised_in_solution,
 )
 
 
@@ -34,6 +39,27 @@ def test_exceptions_that_end_iteration_do_not_cross_as_themselves(name: str) -> 
 def test_exceptions_of_other_classes_are_solution_errors() -> None:
     assert type(_exception(["solution", "Custom", "x", ""])) is SolutionError
     assert type(_exception(["builtins", "SystemExit", "0", ""])) is SolutionError
+
+
+def test_the_solutions_exceptions_are_told_from_the_drivers_own() -> None:
+    # A MemoryError the solution raised (or a class of its own it named so) is its word, which
+    # is a crash; the driver's own MemoryError is a fact, the test's memory limit.
+    crossed = _exception(["builtins", "MemoryError", "out of memory", ""])
+    assert type(crossed) is MemoryError and raised_in_solution(crossed)
+    assert raised_in_solution(_exception(["solution", "MemoryError", "", ""]))
+    assert not raised_in_solution(MemoryError()) and not raised_in_solution(ValueError())
+
+
+def test_a_module_the_solution_gave_is_its_failure_where_the_tests_own_is_a_limit() -> None:
+    # ``inf = math`` in the solution, and a test that passes ``inf`` on: a null reward the
+    # solution could choose, were it the ground truth's limit.
+    session = Session(link=None)
+    given = session.attribute({"m": "math"}, "inf")
+    with pytest.raises(NotPlainResult):
+        session.arguments([[1, given]], {})
+    session.begin_test()  # the next test passes its own module: the ground truth's limit
+    with pytest.raises(HarnessLimit):
+        session.arguments([given], {})
 
 
 class _LyingLink:
@@ -77,3 +103,53 @@ def test_an_endless_iterator_is_read_only_as_far_as_needed() -> None:
 def test_membership_in_any_object_of_the_solution_comes_from_its_items() -> None:
     obj = ObjectProxy(Session(_LyingLink()), 1, "STOPWORDS")
     assert 1 in obj and "the" not in obj
+
+
+class _RaisingLink(_LyingLink):
+    """A generator of the solution's that yields 1 and 2, then raises ValueError: the solution
+    process answers with the items it read and what the generator raised after them."""
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        count = message["args"][0]
+        items = list(itertools.islice(self.items, count))
+        if len(items) == count:
+            return {"v": ["L", *items]}
+        raised = ["builtins", "ValueError", "boom", "solution.py line 3, in g"]
+        return {"v": ["L", *items], "raised": raised}
+
+
+def test_what_a_generator_raises_comes_after_the_items_it_yielded() -> None:
+    # Read ahead in chunks, the items before the exception are not lost with their chunk.
+    iterator = IteratorProxy(Session(_RaisingLink()), 1, "iterator from g", once=True)
+    seen = []
+    with pytest.raises(ValueError, match="boom"):
+        for item in iterator:
+            seen.append(item)
+    assert seen == [1, 2] and list(iterator) == []
+    found = IteratorProxy(Session(_RaisingLink()), 1, "iterator from g", once=True)
+    assert 2 in found
+
+
+def test_a_returned_iterator_as_an_operand_is_its_items_and_how_they_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The host finishes a lifted assert over them (``asserts.decode_operand``).
+    iterator = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=True)
+    assert operand(iterator) == ["IT", "once", "end", "", ["L", 1, 2]]
+    consumed = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=True)
+    assert next(consumed) == 1 and operand(consumed) == ["IT", "once", "end", "", ["L", 2]]
+    raising = IteratorProxy(Session(_RaisingLink()), 1, "iterator from g", once=True)
+    assert operand(raising) == ["IT", "once", "raised", "ValueError: boom", ["L", 1, 2]]
+    monkeypatch.setattr(proxies, "OPERAND_ITEMS", 10)
+    endless = IteratorProxy(Session(_LyingLink(itertools.count())), 1, "count", once=True)
+    read = operand(endless)
+    assert read[1:3] == ["once", "cut"] and len(read[4]) > 10  # a chunk's items past the 10th
+
+
+def test_a_returned_view_as_an_operand_is_its_items_and_its_kind() -> None:
+    keys = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=False, kind="keys")
+    assert operand(keys) == ["IT", "keys", "end", "", ["L", 1, 2]]
+    unknown = IteratorProxy(Session(_LyingLink()), 1, "iterator from f", once=False)
+    with pytest.raises(plain.NotPlain):
+        operand(unknown)
+    assert operand((1, [2])) == ["T", 1, ["L", 2]]

@@ -119,6 +119,12 @@ def test_sigxcpu_is_a_time_limit_only_with_the_cpu_time_spent() -> None:
     assert run_failure(sent, limits)[0] == RUNTIME_ERROR  # type: ignore[index]
     spent = _result(term_signal=signal.SIGXCPU, exit_code=None, cpu_s=1.0)
     assert run_failure(spent, limits)[0] == TIME_LIMIT  # type: ignore[index]
+    # The kernel's signal at its clock's limit, as the process's charged time read it: a busy
+    # loop's SIGXCPU read 0.976 s (it was a runtime error, a wrong answer, once).
+    read_low = _result(term_signal=signal.SIGXCPU, exit_code=None, cpu_s=0.976)
+    assert run_failure(read_low, limits)[0] == TIME_LIMIT  # type: ignore[index]
+    half = _result(term_signal=signal.SIGXCPU, exit_code=None, cpu_s=0.5)
+    assert run_failure(half, limits)[0] == RUNTIME_ERROR  # type: ignore[index]
 
 
 def test_ints_past_a_floats_range_are_compared_exactly_never_converted() -> None:

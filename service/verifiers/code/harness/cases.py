@@ -81,7 +81,7 @@ def run_exec(
     classes = test_case_classes(scope)
     if classes:
         run_test_cases(classes)
-    pytest_stand_in.run_tests(scope)
+    pytest_stand_in.run_tests(scope, codes[0])
     if not session.touched:
         # Any answer would pass it: the ground truth's fault (a HumanEval ``check`` defined
         # and never called), which no verdict may hide behind a reward.

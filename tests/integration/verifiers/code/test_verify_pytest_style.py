@@ -153,10 +153,37 @@ def test_a_test_named_helper_the_test_calls_itself_is_not_collected() -> None:
 
 def test_a_module_whose_tests_never_run_reaches_nothing() -> None:
     # Imported and never called: the solution was not reached, whatever it is.
-    test = "from solution import pair_sum\n\ndef test_with(f):\n    assert f([1, 2], 3)\n"
+    test = "from solution import pair_sum\n\ndef check(f):\n    assert f([1, 2], 3)\n"
     verdict = verify(fenced(RIGHT), ground_truth(test), {})
     assert verdict.status == "error", verdict.details
     assert "never reached the solution" in verdict.details["reason"]
+
+
+@pytest.mark.parametrize(
+    "test, name",
+    [
+        # A fixture of no one's (a plugin's), or pytest's own: the test cannot be run here, and
+        # leaving it out would let the tests beside it decide alone.
+        ("def test_order(mocker):\n    assert pair_sum([1, 2], 3)\n", "mocker"),
+        ("def test_many(subtests):\n    assert pair_sum([1, 2], 3)\n", "subtests"),
+        ("def test_with(f):\n    assert f([1, 2], 3)\n", "f"),
+    ],
+    ids=["plugin", "builtin", "never-called-helper"],
+)
+def test_a_test_asking_for_an_unknown_fixture_is_the_ground_truths_limit(
+    test: str, name: str
+) -> None:
+    test = (
+        "from solution import pair_sum\n\n"
+        "def test_plain():\n    assert pair_sum([], 0) is False\n\n" + test
+    )
+    for answer in (RIGHT, "def pair_sum(numbers, target):\n    return False\n"):
+        verdict = verify(fenced(answer), ground_truth(test), {})
+        if verdict.status == "incorrect":  # the plain test fails first for a wrong answer
+            continue
+        assert verdict.status == "error", verdict.details
+        assert verdict.reward is None
+        assert f"fixture {name!r}" in verdict.details["reason"]
 
 
 def test_marks_hold_as_in_pytest() -> None:
@@ -183,3 +210,74 @@ def test_fails_as_expected():
     assert verify(fenced(always), ground_truth(test), {}).status == "incorrect"
     never = "def pair_sum(numbers, target):\n    return False\n"
     assert verify(fenced(never), ground_truth(test), {}).status == "incorrect"
+
+
+SORT_RIGHT = "def sort_desc(xs):\n    return sorted(xs, reverse=True)\n"
+SORT_WRONG = "def sort_desc(xs):\n    return sorted(xs)\n"
+SORT_HEAD = "import pytest\nfrom solution import sort_desc\n\n"
+# Each module holds a test pytest collects and runs that a wrong sort fails; before, the
+# stand-in left each of them out, and the wrong answer passed.
+SORT_MODULES = {
+    "class-fixture": "class TestOrder:\n    @pytest.fixture\n    def data(self):\n"
+    "        return [3, 1, 2]\n\n    def test_order(self, data):\n"
+    "        assert sort_desc(data) == [3, 2, 1]\n",
+    "fixture-name": "@pytest.fixture(name='data')\ndef data_fixture():\n    return [3, 1, 2]\n\n"
+    "def test_order(data):\n    assert sort_desc(data) == [3, 2, 1]\n",
+    "fixture-of-fixture": "@pytest.fixture\ndef base():\n    return [3, 1]\n\n"
+    "@pytest.fixture\ndef data(base):\n    yield base + [2]\n\n"
+    "def test_order(data):\n    assert sort_desc(data) == [3, 2, 1]\n",
+    "inherited": "class Contract:\n    def test_order(self):\n"
+    "        assert sort_desc([3, 1, 2]) == [3, 2, 1]\n\nclass TestSort(Contract):\n"
+    "    def test_empty(self):\n        assert sort_desc([]) == []\n",
+    "staticmethod": "class TestSort:\n    @staticmethod\n    def test_order():\n"
+    "        assert sort_desc([3, 1, 2]) == [3, 2, 1]\n",
+    "nested-class": "class TestSort:\n    class TestOrder:\n        def test_order(self):\n"
+    "            assert sort_desc([3, 1, 2]) == [3, 2, 1]\n",
+    "async": "async def test_order():\n    assert sort_desc([3, 1, 2]) == [3, 2, 1]\n",
+    "xfail-condition-keyword": "import sys\n\n"
+    "@pytest.mark.xfail(condition=sys.platform == 'win32', reason='windows only')\n"
+    "def test_order():\n    assert sort_desc([3, 1, 2]) == [3, 2, 1]\n",
+    "xfail-raises-other": "@pytest.mark.xfail(raises=TypeError)\ndef test_order():\n"
+    "    assert sort_desc([3, 1, 2]) == [3, 2, 1]\n    sort_desc([1, 'a'])\n",
+    "setup-method-without-argument": "class TestSort:\n    def setup_method(self):\n"
+    "        self.data = [3, 1, 2]\n\n    def test_order(self):\n"
+    "        assert sort_desc(self.data) == [3, 2, 1]\n",
+    "setup-class-and-function": "class TestSort:\n    @classmethod\n    def setup_class(cls):\n"
+    "        cls.data = [3, 1, 2]\n\n    def test_order(self):\n"
+    "        assert sort_desc(self.data) == [3, 2, 1]\n\nDATA = []\n\n"
+    "def setup_function(function):\n    DATA[:] = [2, 1]\n\ndef test_two():\n"
+    "    assert sort_desc(DATA) == [2, 1]\n",
+    "setup-module": "DATA = []\n\ndef setup_module(module):\n    DATA.extend([3, 1, 2])\n\n"
+    "def test_order():\n    assert sort_desc(DATA) == [3, 2, 1]\n",
+    "autouse-and-usefixtures": "DATA = []\n\n@pytest.fixture(autouse=True)\ndef fill():\n"
+    "    DATA[:] = [3, 1, 2]\n    yield\n    DATA.clear()\n\n@pytest.fixture\ndef more():\n"
+    "    DATA.append(0)\n\n@pytest.mark.usefixtures('more')\ndef test_order():\n"
+    "    assert sort_desc(DATA) == [3, 2, 1, 0]\n",
+    "argnames-list": "@pytest.mark.parametrize(['xs'], [([3, 1, 2],)])\ndef test_order(xs):\n"
+    "    assert sort_desc(xs) == [3, 2, 1]\n",
+    "param-marks": "@pytest.mark.parametrize('xs, want', [\n"
+    "    pytest.param([1, 2], [1, 2], marks=pytest.mark.skip),\n"
+    "    pytest.param([3, 1, 2], [3, 2, 1], marks=pytest.mark.xfail(raises=TypeError)),\n])\n"
+    "def test_order(xs, want):\n    assert sort_desc(xs) == want\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORT_MODULES))
+def test_what_pytest_runs_is_run(name: str) -> None:
+    test = SORT_HEAD + SORT_MODULES[name]
+    assert verify(fenced(SORT_RIGHT), ground_truth(test), {}).status == "correct"
+    verdict = verify(fenced(SORT_WRONG), ground_truth(test), {})
+    assert verdict.status == "incorrect", verdict.details
+
+
+def test_approx_takes_the_standard_librarys_numbers() -> None:
+    test = (
+        "import pytest\nfrom fractions import Fraction\nfrom solution import half\n\n"
+        "def test_half():\n    assert half(1) == pytest.approx(0.5)\n"
+        "    assert half(1j) == pytest.approx(0.5j)\n"
+        "    assert half(Fraction(1, 3)) == pytest.approx(1 / 6)\n"
+    )
+    right = "def half(x):\n    return x / 2\n"
+    assert verify(fenced(right), ground_truth(test), {}).status == "correct"
+    wrong = "def half(x):\n    return x / 2 + 1e-3\n"
+    assert verify(fenced(wrong), ground_truth(test), {}).status == "incorrect"

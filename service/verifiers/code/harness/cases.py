@@ -80,7 +80,7 @@ def run_exec(
     exec(codes[0], scope)
     classes = test_case_classes(scope)
     if classes:
-        run_test_cases(classes)
+        run_test_cases(classes, scope)
     pytest_stand_in.run_tests(scope, codes[0])
     if not session.touched:
         # Any answer would pass it: the ground truth's fault (a HumanEval ``check`` defined
@@ -106,7 +106,7 @@ def test_case_classes(scope: dict[str, Any]) -> list[type]:
     ]
 
 
-def run_test_cases(classes: list[type]) -> None:
+def run_test_cases(classes: list[type], scope: dict[str, Any]) -> None:
     """Run the classes' tests as unittest would; the first failure or error fails the test
     (``AssertionError`` with its report). What the harness raises to end a test (its clocks,
     the solution gone, an answer that is not plain data: BaseExceptions) is caught by
@@ -136,7 +136,14 @@ def run_test_cases(classes: list[type]) -> None:
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(cls) for cls in classes)
     result = Result()
-    suite.run(result)
+    # unittest finds setUpModule / tearDownModule in the classes' module, by its name.
+    module = types.ModuleType(scope["__name__"])
+    module.__dict__.update(scope)
+    sys.modules[module.__name__] = module
+    try:
+        suite.run(result)
+    finally:
+        sys.modules.pop(module.__name__, None)
     if result.halt is not None:
         raise result.halt
     if not result.wasSuccessful():

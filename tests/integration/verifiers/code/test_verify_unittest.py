@@ -196,3 +196,21 @@ def test_a_test_that_reaches_the_solution_judges_it(test: str) -> None:
     assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
     wrong = "def task_func(x):\n    return 0\n"
     assert verify(fenced(wrong), ground_truth(test), {}).status == "incorrect"
+
+
+def test_set_up_module_runs_before_the_classes() -> None:
+    test = """
+import unittest
+
+DATA = []
+
+def setUpModule():
+    DATA.append(3)
+
+class TestCases(unittest.TestCase):
+    def test_value(self):
+        self.assertEqual(task_func(DATA[0]), 9)
+"""
+    assert verify(fenced(RIGHT), ground_truth(test), {}).status == "correct"
+    wrong = "def task_func(x):\n    return x\n"
+    assert verify(fenced(wrong), ground_truth(test), {}).status == "incorrect"

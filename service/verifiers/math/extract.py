@@ -498,8 +498,41 @@ _THINK_END = "</think>"
 # starts with "%" and looks back from there: leading with the look-behinds made every position
 # a try (60 µs on 2,000 characters).
 _COMMENT = re.compile(
-    r"%(?<!\\%)(?:(?=[ \t]*\\(?:boxed|fbox))|(?<![\d})\]$]%)(?<!\d %)(?!(?<=[(\[]%)[)\]]))[^\n]*"
+    r"%(?<!\\%)(?:(?=[ \t]*\\(?:boxed|fbox))|(?<![\d})\]$]%)(?<!\d %)(?!(?<=[(\[]%)[)\]]))"
 )
+_BOXES = ("\\boxed", "\\fbox")
+
+
+def _drop_comments(text: str) -> str:
+    """Drop TeX comments where one can hide an answer: a "%" that opens its line, or one after
+    the completion's first box (an answer given, then another in a comment). Elsewhere a "%"
+    is prose ("{% raw %} so the answer is \\boxed{3}", "up by r%, so..."): dropping the rest of
+    its line there lost the answer a right completion gave after it."""
+    found = [i for i in (text.find(box) for box in _BOXES) if i >= 0]
+    first_box = min(found) if found else len(text)
+    pieces, kept_to = [], 0
+    # Linear in the text however many "%" a line holds: each stretch is scanned once.
+    scanned, line_start, prose_line = 0, 0, -1
+    for match in _COMMENT.finditer(text):
+        start = match.start()
+        if start < kept_to:  # inside a comment already dropped
+            continue
+        newline = text.rfind("\n", scanned, start)
+        if newline >= 0:
+            line_start = newline + 1
+        scanned = start
+        # A line that holds text before one of its "%" is prose up to the first box.
+        prose = prose_line == line_start or (
+            start > line_start and not text[line_start:start].isspace()
+        )
+        if start <= first_box and prose:
+            prose_line = line_start
+            continue
+        line_end = text.find("\n", start)
+        pieces.append(text[kept_to:start])
+        kept_to = len(text) if line_end < 0 else line_end
+    pieces.append(text[kept_to:])
+    return "".join(pieces)
 
 
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
@@ -511,7 +544,7 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     if "<!--" in text or "\\iffalse" in text:
         text = _HIDDEN.sub(" ", text)
     if "%" in text:
-        text = _COMMENT.sub("", text)
+        text = _drop_comments(text)
     if "phantom" in text or "color" in text:
         text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
     if _THINK_END in text:

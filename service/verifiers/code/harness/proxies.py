@@ -9,8 +9,10 @@ except an iterator (a generator, ``map``, ``filter``, ``range``, a dict view), w
 may iterate as in Python, and only iterate: its items come as plain data, and its length,
 membership and items by index are computed here from them. Calling a class of the solution
 gives an opaque object proxy (``Solution().method(...)``); an object proxy cannot be compared,
-hashed by value or tested for truth, and ``x in obj`` looks among the plain items it yields,
-so no object of the solution ever decides a comparison.
+hashed by value or tested for truth, so no object of the solution ever decides a comparison.
+``x in obj`` and ``reversed(obj)`` are the class's own ``__contains__`` and ``__reversed__`` when
+it defines them, as in Python (a BST's search is what a test checks), their results as plain
+data; an iterator is only its items, wherever test code got it.
 """
 
 from __future__ import annotations
@@ -138,9 +140,7 @@ class Session:
         """A call's result: plain data, or an iterator of the solution's that test code may
         iterate (``list(f(x))``), never compare or test for truth; anything else fails."""
         if "v" not in reply and reply.get("it") is True and type(reply.get("o")) is int:
-            once = reply.get("once") is True
-            kind = reply.get("kind") if type(reply.get("kind")) is str else None
-            return IteratorProxy(self, reply["o"], f"iterator from {name}", once, kind)
+            return self.instance(reply, f"iterator from {name}")
         return self.data(reply)
 
     def attribute(self, reply: dict[str, Any], name: str) -> Any:
@@ -148,14 +148,25 @@ class Session:
         names and attributes, never a call's result) an opaque object."""
         if "v" in reply:
             return self.data(reply)
-        for key, kind in (("f", FunctionProxy), ("c", ClassProxy), ("o", ObjectProxy)):
+        for key, kind in (("f", FunctionProxy), ("c", ClassProxy)):
             if key in reply and type(reply[key]) is int:
                 return kind(self, reply[key], name)
+        if type(reply.get("o")) is int:
+            return self.instance(reply, name)
         if "m" in reply and type(reply["m"]) is str:
             module = _module(reply["m"], name)
             self.modules.append(module)
             return module
         return self.fail(_not_plain(reply))
+
+    def instance(self, reply: dict[str, Any], name: str) -> Any:
+        """An object of the solution (``reply["o"]`` its handle). One the solution process
+        found to be an iterator (``__next__``, or a dict view) is its items wherever it comes
+        from, as a returned one is: its own ``__contains__`` or ``__len__`` never answers."""
+        if reply.get("it") is True:
+            kind = reply.get("kind") if type(reply.get("kind")) is str else None
+            return IteratorProxy(self, reply["o"], name, reply.get("once") is True, kind)
+        return ObjectProxy(self, reply["o"], name)
 
     def node_class(self, kind: str) -> type:
         return nodes.class_in(self.scope, kind)
@@ -369,13 +380,13 @@ class ClassProxy(_Proxy):
         session: Session = object.__getattribute__(self, "_session")
         reply = self._ask("call", **session.arguments(args, kwargs))
         if "o" in reply and type(reply["o"]) is int:
-            return ObjectProxy(session, reply["o"], object.__getattribute__(self, "_name"))
+            return session.instance(reply, object.__getattribute__(self, "_name"))
         return session.data(reply)
 
 
 class ObjectProxy(_Proxy):
-    """An object of the solution: its methods and attributes, its length, items and
-    iteration (as plain data); never its equality, membership or truth."""
+    """An object of the solution: its methods and attributes, its length, items, membership,
+    reversal and iteration (as plain data); never its equality or truth."""
 
     __slots__ = ()
 
@@ -407,9 +418,25 @@ class ObjectProxy(_Proxy):
         return iter(self._items())
 
     def __contains__(self, item: Any) -> bool:
-        # Membership is a comparison: made here, over the plain items the object yields. Its
-        # own __contains__ would say True for anything (``assert p in result`` passed).
-        return item in self._items()
+        """As Python's ``in``: the class's own ``__contains__`` when it defines one (a BST's
+        search is the answer under test), whose result must be plain data for its truth to
+        be taken here; else a comparison made here, over the plain items the object iterates."""
+        session: Session = object.__getattribute__(self, "_session")
+        reply = self._dunder("__contains__", item)
+        found = session.data(reply)
+        if reply.get("items") is not True:
+            return bool(found)
+        if type(found) is not list:
+            raise TypeError("the solution's iteration did not give a list of items")
+        return item in found
+
+    def __reversed__(self) -> Any:
+        # The class's own __reversed__ when it defines one, else its length and items by index,
+        # as Python's reversed(): run in the solution process, the items crossing as data.
+        items = self._data("__reversed__")
+        if type(items) is not list:
+            raise TypeError("the solution's reversed() did not give a list of items")
+        return iter(items)
 
     def __getitem__(self, key: Any) -> Any:
         session: Session = object.__getattribute__(self, "_session")
@@ -511,6 +538,11 @@ class IteratorProxy(ObjectProxy):
         if self._once_left() is not None:
             raise TypeError(f"{self!r} is not subscriptable")
         return self._items()[key]
+
+    def __reversed__(self) -> Any:
+        if self._once_left() is not None:
+            raise TypeError(f"{self!r} is not reversible")
+        return reversed(self._items())
 
 
 # Items of a one-pass iterator asked for at once, at most: few calls for a long one, few items

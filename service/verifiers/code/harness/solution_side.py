@@ -154,7 +154,20 @@ class _Server:
             return {"v": None}
         if name == "__str__":
             return self.result(str(target))
+        if name == "__contains__":
+            return self.contains(target, args[0])
+        if name == "__reversed__":
+            return self.result(list(reversed(target)))
         raise ValueError(f"unsupported operation {name!r}")
+
+    def contains(self, target: Any, item: Any) -> dict[str, Any]:
+        """``item in target`` as Python decides it: by the class's ``__contains__`` (its result
+        as data, whose truth the driver takes), or, where the class has none, by the items it
+        iterates (``__iter__``, else ``__getitem__``), which the driver compares itself."""
+        kind = type(target)
+        if any("__contains__" in vars(klass) for klass in kind.__mro__):
+            return self.result(kind.__contains__(target, item))
+        return {**self.result(list(target)), "items": True}
 
     def next_items(self, iterator: Any, count: int) -> dict[str, Any]:
         """Up to ``count`` items; where the iterator raised after some, those items and what

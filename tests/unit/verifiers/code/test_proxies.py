@@ -100,9 +100,37 @@ def test_an_endless_iterator_is_read_only_as_far_as_needed() -> None:
     assert next(iterator) == 0 and 1000 in iterator and next(iterator) == 1001
 
 
-def test_membership_in_any_object_of_the_solution_comes_from_its_items() -> None:
-    obj = ObjectProxy(Session(_LyingLink()), 1, "STOPWORDS")
-    assert 1 in obj and "the" not in obj
+class _ContainerLink:
+    """A solution process whose object's class has a ``__contains__`` (it answers ``own``) or
+    none (it answers with the items it iterates)."""
+
+    def __init__(self, own: Any) -> None:
+        self.own = own
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert message["op"] == "dunder" and message["name"] == "__contains__"
+        if self.own is None:
+            return {"v": ["L", 1, 2], "items": True}
+        return self.own
+
+
+def test_membership_in_an_object_is_its_classs_answer_as_in_python() -> None:
+    # A BST's __contains__ is the answer under test: asked, its result's truth is taken.
+    assert 5 in ObjectProxy(Session(_ContainerLink({"v": True})), 1, "tree")
+    assert 5 not in ObjectProxy(Session(_ContainerLink({"v": ["L"]})), 1, "tree")
+    # Without one, Python compares the items it iterates: here, over the plain items.
+    by_items = ObjectProxy(Session(_ContainerLink(None)), 1, "STOPWORDS")
+    assert 1 in by_items and "the" not in by_items
+    # A result that is not plain data has no truth test code may take.
+    with pytest.raises(NotPlainResult):
+        _ = 5 in ObjectProxy(Session(_ContainerLink({"o": 3})), 1, "tree")
+
+
+def test_an_object_found_to_be_an_iterator_is_its_items_wherever_it_comes_from() -> None:
+    session = Session(_LyingLink())
+    words = session.attribute({"o": 1, "it": True, "once": True}, "WORDS")
+    assert type(words) is IteratorProxy and 1 in words and "the" not in words
+    assert type(session.attribute({"o": 1}, "bag")) is ObjectProxy
 
 
 class _RaisingLink(_LyingLink):

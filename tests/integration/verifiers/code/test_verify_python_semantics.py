@@ -1,0 +1,191 @@
+"""What test code does with the solution's objects, exceptions and its own arguments behaves as
+it would in Python, through each real sandbox backend, though the solution runs in a process of
+its own: a wrong answer that Python would catch is ``incorrect``, and the right one is
+``correct``. Each case here was a wrong answer paid 1.0 or a right answer failed before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.verifiers.code import verify
+from tests.integration.verifiers.code.helpers import fenced
+
+pytestmark = pytest.mark.usefixtures("each_sandbox")
+
+
+def _judge(program: str, test: str) -> Any:
+    return verify(fenced(program), {"language": "python", "mode": "assert", "tests": [test]}, {})
+
+
+def _right(program: str, test: str) -> None:
+    verdict = _judge(program, test)
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+def _wrong(program: str, test: str) -> None:
+    verdict = _judge(program, test)
+    assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+
+
+# -- membership and reversed(): the class's own method answers, as in Python ------------------
+
+BAG = """
+class Bag:
+    def __init__(self, items):
+        self.items = list(items)
+    def __iter__(self):
+        return iter(self.items)
+    def __contains__(self, x):
+        return {contains}
+"""
+BST = """
+class Node:
+    def __init__(self, key):
+        self.key, self.left, self.right = key, None, None
+class BST:
+    def __init__(self):
+        self.root = None
+    def insert(self, key):
+        if self.root is None:
+            self.root = Node(key)
+            return
+        node = self.root
+        while True:
+            side = 'left' if key < node.key else 'right'
+            if getattr(node, side) is None:
+                setattr(node, side, Node(key))
+                return
+            node = getattr(node, side)
+    def __iter__(self):
+        def walk(node):
+            if node is not None:
+                yield from walk(node.left)
+                yield node.key
+                yield from walk(node.right)
+        return walk(self.root)
+    def __contains__(self, key):
+        node = self.root
+        while node is not None:
+            if key == node.key:
+                return True
+            {descend}
+        return False
+"""
+BST_RIGHT = "node = node.left if key < node.key else node.right"
+BST_ROOT_ONLY = "return False"
+MEMBERSHIP_TEST = (
+    "from solution import Bag\n\ndef test_membership():\n    b = Bag([1, 2])\n"
+    "    assert 1 in b\n    assert 5 not in b\n"
+)
+BST_TEST = (
+    "from solution import BST\n\ndef test_search():\n    t = BST()\n"
+    "    for k in [5, 3, 8, 1]:\n        t.insert(k)\n"
+    "    assert all(k in t for k in [5, 3, 8, 1])\n    assert 4 not in t and 9 not in t\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("program", "test"),
+    [
+        (BAG.format(contains="True"), MEMBERSHIP_TEST),
+        (BAG.format(contains="x in self.items or x == 5"), MEMBERSHIP_TEST),
+        (BST.format(descend=BST_ROOT_ONLY), BST_TEST),
+        # Its answer's truth is taken only from plain data.
+        (
+            BAG.format(contains="type('T', (), {'__bool__': lambda s: x in s.items})()"),
+            MEMBERSHIP_TEST,
+        ),
+    ],
+    ids=["always true", "one too many", "bst root only", "not plain"],
+)
+def test_a_wrong_contains_is_a_wrong_answer(program: str, test: str) -> None:
+    _wrong(program, test)
+
+
+@pytest.mark.parametrize(
+    ("program", "test"),
+    [
+        (BAG.format(contains="x in self.items"), MEMBERSHIP_TEST),
+        (BAG.format(contains="[x] if x in self.items else ()"), MEMBERSHIP_TEST),
+        (BST.format(descend=BST_RIGHT), BST_TEST),
+        # No __contains__: Python looks among the items it iterates, or (no __iter__ either)
+        # those __getitem__ gives for 0, 1, 2... up to its IndexError.
+        (
+            BAG.format(contains="None").replace("    def __contains__", "    def _unused"),
+            MEMBERSHIP_TEST,
+        ),
+        (
+            "class Bag:\n    def __init__(self, items):\n        self.items = list(items)\n"
+            "    def __getitem__(self, i):\n        return self.items[i]\n",
+            MEMBERSHIP_TEST,
+        ),
+        # A dict-like class with __contains__ and __getitem__ but no __iter__.
+        (
+            "class Table:\n    def __init__(self):\n        self.d = {}\n"
+            "    def __setitem__(self, k, v):\n        self.d[k] = v\n"
+            "    def __getitem__(self, k):\n        return self.d[k]\n"
+            "    def __contains__(self, k):\n        return k in self.d\n",
+            "from solution import Table\nt = Table()\nt['a'] = 1\n"
+            "assert 'a' in t and 'b' not in t and t['a'] == 1\n",
+        ),
+    ],
+    ids=["bag", "truthy list", "bst", "iteration", "old protocol", "dict-like"],
+)
+def test_a_right_contains_is_a_right_answer(program: str, test: str) -> None:
+    _right(program, test)
+
+
+SEQ = """
+class Seq:
+    def __init__(self, items):
+        self.items = list(items)
+    def __len__(self):
+        return len(self.items)
+    def __getitem__(self, i):
+        return self.items[i]
+    def __reversed__(self):
+        return {reversed}
+"""
+REVERSED_TEST = (
+    "from solution import Seq\n\ndef test_reversed():\n"
+    "    assert list(reversed(Seq([1, 2, 3]))) == [3, 2, 1]\n"
+)
+
+
+def test_a_wrong_reversed_is_a_wrong_answer() -> None:
+    _wrong(SEQ.format(reversed="iter(self.items)"), REVERSED_TEST)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        SEQ.format(reversed="iter(self.items[::-1])"),
+        SEQ.format(reversed="(self.items[i] for i in range(len(self.items) - 1, -1, -1))"),
+        # Without __reversed__, reversed() reads __len__ and __getitem__, as in Python.
+        SEQ.format(reversed="None").replace("    def __reversed__", "    def _unused"),
+    ],
+    ids=["iterator", "generator", "sequence protocol"],
+)
+def test_a_right_reversed_is_a_right_answer(program: str) -> None:
+    _right(program, REVERSED_TEST)
+
+
+def test_an_iterator_a_call_returned_is_still_its_items() -> None:
+    # The defence of code 1.7.0 stands: a returned iterator's (or an object that is an iterator
+    # by its methods) membership and reversal come from what it yields, never its own methods.
+    program = (
+        "class Lying:\n    def __iter__(self): return self\n"
+        "    def __next__(self): raise StopIteration\n"
+        "    def __contains__(self, item): return True\n"
+        "    def __reversed__(self): return iter([3, 2, 1])\n"
+        "def gen():\n    return Lying()\nWORDS = Lying()\n"
+    )
+    for test in [
+        "assert 5 in gen()",
+        "assert 'the' in WORDS",
+        "assert list(reversed(gen())) == [3, 2, 1]",
+        "r = Lying()\nassert 4 in r",
+    ]:
+        _wrong(program, test)

@@ -166,6 +166,8 @@ class Session:
         if reply.get("it") is True:
             kind = reply.get("kind") if type(reply.get("kind")) is str else None
             return IteratorProxy(self, reply["o"], name, reply.get("once") is True, kind)
+        if reply.get("call") is True:
+            return CallableObjectProxy(self, reply["o"], name)
         return ObjectProxy(self, reply["o"], name)
 
     def node_class(self, kind: str) -> type:
@@ -398,10 +400,6 @@ class ObjectProxy(_Proxy):
         session: Session = object.__getattribute__(self, "_session")
         return session.data(self._dunder(name, *args))
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        session: Session = object.__getattribute__(self, "_session")
-        return session.data(self._ask("call", **session.arguments(args, kwargs)))
-
     def __len__(self) -> int:
         length = self._data("__len__")
         if type(length) is not int:
@@ -453,6 +451,15 @@ class ObjectProxy(_Proxy):
         if type(text) is not str:
             raise TypeError("the solution's __str__ did not return a str")
         return text
+
+
+class CallableObjectProxy(ObjectProxy):
+    """An object of a class with ``__call__`` (a multiplier, a memoizer): an object that is
+    called as a function of the solution is. Other objects are not callable, as in Python."""
+
+    __slots__ = ()
+
+    __call__ = FunctionProxy.__call__
 
 
 class IteratorProxy(ObjectProxy):

@@ -217,7 +217,7 @@ class _Server:
             return {"m": str(getattr(value, "__name__", ""))}
         if isinstance(value, type):
             return {"c": self.handle(value), "np": reason}
-        if callable(value):
+        if isinstance(value, _ROUTINES):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
             kind = _REITERABLE.get(type(value))
@@ -232,9 +232,26 @@ class _Server:
             except Exception:
                 return {"o": self.handle(value), "np": reason}
             return {"o": self.handle(items), "np": reason, "it": True, "once": True}
-        return {"o": self.handle(value), "np": reason}
+        # An instance of a class with __call__ is an object with methods and state that can be
+        # called too (test code makes ``Multiplier(3)`` and calls it), not a bare function.
+        return {
+            "o": self.handle(value),
+            "np": reason,
+            **({"call": True} if callable(value) else {}),
+        }
 
 
+# Functions and methods, of Python or C: callable and nothing else (an instance of a class with
+# ``__call__`` is an object that can be called, described as an object).
+_ROUTINES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.MethodWrapperType,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
 # Results test code may iterate (``list(f(x))``, ``set(f(x))``, ``sorted(f(x))``), as it could a
 # generator or ``map`` in Python: they stay here, and only their items cross, as plain data.
 _ITERABLES = (Iterator, range, KeysView, ValuesView, ItemsView)

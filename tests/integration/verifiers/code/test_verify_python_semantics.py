@@ -189,3 +189,35 @@ def test_an_iterator_a_call_returned_is_still_its_items() -> None:
         "r = Lying()\nassert 4 in r",
     ]:
         _wrong(program, test)
+
+
+# -- an instance of a class with __call__ ------------------------------------------------------
+
+CALLABLE = """
+class Multiplier:
+    def __init__(self, n):
+        self.n = n
+        self.calls = 0
+    def __call__(self, x):
+        self.calls += 1
+        return x * self.n{wrong}
+    def evens(self, k):
+        return (i * self.n for i in range(0, k, 2))
+"""
+CALLABLE_TESTS = [
+    "from solution import Multiplier\n\ndef test_call():\n    m = Multiplier(3)\n"
+    "    assert m.n == 3 and m(4) == 12 and m(0) == 0 and m.calls == 2\n"
+    "    assert callable(m) and list(m.evens(5)) == [0, 6, 12]\n",
+    "import unittest\nfrom solution import Multiplier\n\nclass TestCases(unittest.TestCase):\n"
+    "    def test_call(self):\n        self.assertEqual(Multiplier(2)(5), 10)\n",
+]
+
+
+@pytest.mark.parametrize("test", CALLABLE_TESTS, ids=["pytest", "unittest"])
+def test_an_instance_of_a_class_with_call_can_be_made_and_called(test: str) -> None:
+    _right(CALLABLE.format(wrong=""), test)
+    _wrong(CALLABLE.format(wrong=" + 1"), test)
+
+
+def test_an_object_without_call_is_not_callable() -> None:
+    _right(BAG.format(contains="x in self.items"), "b = Bag([1])\nassert not callable(b)")

@@ -133,6 +133,12 @@ def test_an_object_found_to_be_an_iterator_is_its_items_wherever_it_comes_from()
     assert type(session.attribute({"o": 1}, "bag")) is ObjectProxy
 
 
+def test_only_an_object_of_a_class_with_call_is_callable() -> None:
+    session = Session(_LyingLink())
+    assert callable(session.attribute({"o": 1, "call": True}, "multiplier"))
+    assert not callable(session.attribute({"o": 1}, "bag"))
+
+
 class _RaisingLink(_LyingLink):
     """A generator of the solution's that yields 1 and 2, then raises ValueError: the solution
     process answers with the items it read and what the generator raised after them."""

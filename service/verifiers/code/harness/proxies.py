@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import nodes, plain
+from . import errors, nodes, plain
 
 
 class SolutionGone(BaseException):
@@ -44,10 +44,6 @@ class NotPlainResult(BaseException):
 class HarnessLimit(BaseException):
     """The test passes the solution something plain data cannot carry (a lambda, its own
     objects): the ground truth's limit, not the solution's failure."""
-
-
-class SolutionError(Exception):
-    """An exception of the solution's own class (re-raised in test code as this)."""
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -103,6 +99,8 @@ class Session:
         self.touched = False
         # Modules the solution's names and attributes stood for in the current test.
         self.modules: list[Any] = []
+        # The driver's classes standing for the solution's exception classes.
+        self.made = errors.Made()
 
     def begin_test(self) -> None:
         self.invalid = None
@@ -118,8 +116,25 @@ class Session:
         if type(reply) is not dict:
             self.fail("the solution process sent a malformed reply")
         if "x" in reply:
-            raise _exception(reply["x"])
+            raise self.exception(reply["x"])
         return reply
+
+    def exception(self, described: Any) -> BaseException:
+        """An exception the solution raised, as test code gets it (``errors``): caught as
+        Python would catch the solution's. One that is no ``Exception`` (KeyboardInterrupt,
+        GeneratorExit) would end a test run in Python, never answer one: here it fails the
+        test as a wrong answer, which ``except Exception`` or a bare ``except`` cannot catch."""
+        try:
+            error = self.made.error(described)
+        except ValueError:
+            return SolutionGone("the solution process sent a malformed reply")
+        if not isinstance(error, Exception):
+            self.fail(f"the solution raised {type(error).__name__}, which ends a test run")
+        where = described[2]
+        if type(where) is str and where:
+            error.add_note(f"(raised in the solution: {where[:200]})")
+        setattr(error, _FROM_SOLUTION, True)
+        return error
 
     def fail(self, reason: str) -> Any:
         self.invalid = self.invalid or reason
@@ -148,6 +163,8 @@ class Session:
         names and attributes, never a call's result) an opaque object."""
         if "v" in reply:
             return self.data(reply)
+        if type(reply.get("c")) is int and "exc" in reply:
+            return self.error_class(reply["exc"])
         for key, kind in (("f", FunctionProxy), ("c", ClassProxy)):
             if key in reply and type(reply[key]) is int:
                 return kind(self, reply[key], name)
@@ -158,6 +175,14 @@ class Session:
             self.modules.append(module)
             return module
         return self.fail(_not_plain(reply))
+
+    def error_class(self, described: Any) -> type:
+        """A class of exceptions of the solution's, as test code binds it: the class its
+        exceptions are raised as in test code (``pytest.raises(InsufficientFundsError)``)."""
+        try:
+            return self.made.kind(described)
+        except ValueError:
+            return self.fail("the solution process sent a malformed reply")
 
     def instance(self, reply: dict[str, Any], name: str) -> Any:
         """An object of the solution (``reply["o"]`` its handle). One the solution process
@@ -188,6 +213,8 @@ class Session:
         the ground truth's limit it would make the item an error, a null the solution chose."""
         if value is _SKIP or any(value is module for module in self.modules):
             self.fail("a module the solution gave is not plain data")
+        if isinstance(value, type):  # a class made for one of the solution's: that class
+            return self.made.handles.get(value)
         return _handle_of(value)
 
     def released(self, handle: int) -> None:
@@ -230,7 +257,8 @@ class Session:
                 if value is not _SKIP:
                     bound[name] = value
                     # Its data is in the test now; a function or class is reached when used.
-                    self.touched = self.touched or not isinstance(value, _Proxy | types.ModuleType)
+                    proxied = isinstance(value, _Proxy | types.ModuleType | type)
+                    self.touched = self.touched or not proxied
         for name in standard:
             module = _module(name, name)
             if module is not _SKIP:
@@ -275,11 +303,7 @@ def _not_plain(reply: dict[str, Any]) -> str:
     return "the solution process sent a malformed reply"
 
 
-# Exceptions that iteration protocols take as "no more items".
-_ENDS_ITERATION = (StopIteration, StopAsyncIteration)
-
-
-# Marks an exception that stands for one the solution raised (``_exception``).
+# Marks an exception that stands for one the solution raised (``Session.exception``).
 _FROM_SOLUTION = "_rlvr_from_solution"
 
 
@@ -287,31 +311,6 @@ def raised_in_solution(exc: BaseException) -> bool:
     """Whether ``exc`` stands for an exception the solution raised, not one of the driver's own:
     the driver's MemoryError is a fact (its memory ran out), the solution's only its word."""
     return getattr(exc, _FROM_SOLUTION, False) is True
-
-
-def _exception(described: Any) -> BaseException:
-    """An exception the solution raised, as test code sees it: a builtin exception class as
-    itself (``except ValueError`` works), any other as SolutionError. StopIteration is a
-    SolutionError too: as itself it would end the test's loop early (``map``, ``filter``,
-    ``iter(f, sentinel)``), and the asserts after it would never run."""
-    if type(described) is not list or len(described) != 4:
-        return SolutionGone("the solution process sent a malformed reply")
-    module, name, message, where = (str(part)[:2000] for part in described)
-    kind = getattr(builtins, name, None) if module == "builtins" else None
-    error: BaseException
-    if isinstance(kind, type) and issubclass(kind, _ENDS_ITERATION):
-        kind = None
-    if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
-        try:
-            error = kind(message)
-        except Exception:
-            error = SolutionError(f"{name}: {message}")
-    else:
-        error = SolutionError(f"{module}.{name}: {message}" if module else message)
-    if where:
-        error.add_note(f"(raised in the solution: {where})")
-    setattr(error, _FROM_SOLUTION, True)
-    return error
 
 
 def _handle_of(value: Any) -> int | None:
@@ -494,7 +493,7 @@ class IteratorProxy(ObjectProxy):
             raised = object.__getattribute__(self, "_raised")
             if raised is not None:  # once the items before it are consumed
                 object.__setattr__(self, "_raised", None)
-                raise _exception(raised)
+                raise object.__getattribute__(self, "_session").exception(raised)
             return False
         chunk: int = object.__getattribute__(self, "_chunk") if ahead else 1
         reply = self._dunder("__next__", chunk)

@@ -14,9 +14,7 @@ import types
 from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, NoReturn
 
-from . import frames, nodes, osutil, plain, process
-
-_MESSAGE_CHARS = 2000
+from . import errors, frames, nodes, osutil, plain, process
 
 
 def serve_solution(stdout_fd: int, stderr_fd: int, requests_fd: int, replies_fd: int) -> NoReturn:
@@ -90,7 +88,7 @@ class _Server:
             except SystemExit as exc:
                 process.finish(process.exit_status(exc))
             except BaseException as exc:  # the solution raised: the test code gets it back
-                reply = {"x": _describe_exception(exc)}
+                reply = {"x": self.exception(exc)}
             process.flush()
             try:
                 frames.send(self.replies_fd, reply)
@@ -176,8 +174,18 @@ class _Server:
         try:
             items.extend(itertools.islice(iterator, count))
         except Exception as exc:
-            return {**self.result(items), "raised": _describe_exception(exc)}
+            return {**self.result(items), "raised": self.exception(exc)}
         return self.result(items)
+
+    def exception(self, exc: BaseException) -> list[Any]:
+        """What the solution raised, for the driver to raise in test code (``errors``)."""
+        where = ""
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == process.SOLUTION_PATH:
+                where = f"solution.py line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}"
+            tb = tb.tb_next
+        return errors.describe(exc, where, self.handle)
 
     # -- values ---------------------------------------------------------------------------
 
@@ -216,6 +224,8 @@ class _Server:
         if isinstance(value, types.ModuleType):
             return {"m": str(getattr(value, "__name__", ""))}
         if isinstance(value, type):
+            if issubclass(value, BaseException):  # made a class of the driver's (``errors``)
+                return {"c": self.handle(value), "exc": errors.describe_class(value, self.handle)}
             return {"c": self.handle(value), "np": reason}
         if isinstance(value, _ROUTINES):
             return {"f": self.handle(value), "np": reason}
@@ -264,19 +274,3 @@ _REITERABLE = {
     type({}.values()): "values",
     type({}.items()): "items",
 }
-
-
-def _describe_exception(exc: BaseException) -> list[str]:
-    kind = type(exc)
-    try:
-        message = str(exc)[:_MESSAGE_CHARS]
-    except BaseException:
-        message = "<unprintable>"
-    where = ""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == process.SOLUTION_PATH:
-            where = f"solution.py line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}"
-        tb = tb.tb_next
-    module = kind.__module__ if isinstance(kind.__module__, str) else ""
-    return [module, kind.__qualname__, message, where]

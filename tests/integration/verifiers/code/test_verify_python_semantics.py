@@ -221,3 +221,150 @@ def test_an_instance_of_a_class_with_call_can_be_made_and_called(test: str) -> N
 
 def test_an_object_without_call_is_not_callable() -> None:
     _right(BAG.format(contains="x in self.items"), "b = Bag([1])\nassert not callable(b)")
+
+
+# -- exceptions: their builtin bases, the solution's own classes, their text ------------------
+
+ERRORS = """
+import json, statistics
+class AppError(Exception):
+    pass
+class BadInput(AppError, ValueError):
+    pass
+class InsufficientFundsError(AppError):
+    pass
+class HttpError(Exception):
+    def __init__(self, code):
+        super().__init__(f"HTTP {{code}}")
+        self.code = code
+def check(x):
+    if x < 0:
+        {bad_input}
+    return x
+def withdraw(balance, amount):
+    if amount > balance:
+        {insufficient}
+    return balance - amount
+def fetch(code):
+    {http}
+def parse(text):
+    return json.loads(text)
+def mean(xs):
+    return statistics.mean(xs)
+def lookup(d, key):
+    return d[key]
+"""
+RIGHT_ERRORS = {
+    "bad_input": "raise BadInput('negative')",
+    "insufficient": "raise InsufficientFundsError('Insufficient funds')",
+    "http": "raise HttpError(code)",
+}
+# Each raises what the test does not expect, or nothing.
+WRONG_ERRORS = {
+    "bad_input": "return None",
+    "insufficient": "raise ValueError('Insufficient funds')",
+    "http": "raise HttpError(500)",
+}
+ERROR_TESTS = {
+    "builtin base, pytest": "import pytest\nfrom solution import check\n\n"
+    "def test_negative():\n    with pytest.raises(ValueError, match='negative'):\n"
+    "        check(-1)\n",
+    "builtin base, except": "try:\n    check(-1)\nexcept ValueError as e:\n"
+    "    assert str(e) == 'negative' and e.args == ('negative',)\nelse:\n    assert False\n",
+    "own class, pytest": "import pytest\nfrom solution import withdraw, InsufficientFundsError\n"
+    "\ndef test_too_much():\n"
+    "    with pytest.raises(InsufficientFundsError, match=r'^Insufficient funds$'):\n"
+    "        withdraw(10, 100)\n",
+    "own base class, pytest": "import pytest\nfrom solution import check, withdraw, AppError\n\n"
+    "def test_errors():\n    with pytest.raises(AppError):\n        withdraw(10, 100)\n"
+    "    with pytest.raises(AppError) as info:\n        check(-1)\n"
+    "    assert str(info.value) == 'negative'\n",
+    "own class, unittest": "import unittest\n"
+    "from solution import withdraw, InsufficientFundsError\n\n"
+    "class TestCases(unittest.TestCase):\n    def test_too_much(self):\n"
+    "        with self.assertRaises(InsufficientFundsError):\n            withdraw(10, 100)\n"
+    "        self.assertRaises(InsufficientFundsError, withdraw, 1, 2)\n",
+    "own class, except": "from solution import withdraw, InsufficientFundsError\n"
+    "try:\n    withdraw(10, 100)\nexcept InsufficientFundsError as e:\n"
+    "    assert str(e) == 'Insufficient funds'\nelse:\n    assert False\n",
+    "its attributes": "import pytest\nfrom solution import fetch, HttpError\n\n"
+    "def test_code():\n    with pytest.raises(HttpError) as info:\n        fetch(404)\n"
+    "    assert info.value.code == 404 and str(info.value) == 'HTTP 404'\n",
+}
+
+
+@pytest.mark.parametrize("test", ERROR_TESTS)
+def test_the_solutions_exceptions_are_caught_as_python_catches_them(test: str) -> None:
+    _right(ERRORS.format(**RIGHT_ERRORS), ERROR_TESTS[test])
+    _wrong(ERRORS.format(**WRONG_ERRORS), ERROR_TESTS[test])
+
+
+STANDARD_ERROR_TESTS = [
+    # json.JSONDecodeError and statistics.StatisticsError are ValueErrors of the standard
+    # library's: caught as their builtin base, and as themselves.
+    "import pytest\nfrom solution import parse\n\ndef test_bad():\n"
+    "    with pytest.raises(ValueError):\n        parse('{')\n",
+    "import json\nimport pytest\nfrom solution import parse\n\ndef test_bad():\n"
+    "    with pytest.raises(json.JSONDecodeError) as info:\n        parse('{')\n"
+    "    assert info.value.pos == 1\n",
+    "import statistics\nimport unittest\nfrom solution import mean\n\n"
+    "class TestCases(unittest.TestCase):\n    def test_empty(self):\n"
+    "        self.assertRaises(statistics.StatisticsError, mean, [])\n"
+    "        self.assertRaises(ValueError, mean, [])\n",
+    # A KeyError's text is the repr of its key, once, and its key is its argument.
+    "import pytest\nfrom solution import lookup\n\ndef test_missing():\n"
+    "    with pytest.raises(KeyError, match=r\"^'missing'$\") as info:\n"
+    "        lookup({}, 'missing')\n    assert info.value.args[0] == 'missing'\n",
+]
+
+
+@pytest.mark.parametrize("test", STANDARD_ERROR_TESTS, ids=["json", "json's", "statistics", "key"])
+def test_the_standard_librarys_exceptions_are_caught_as_python_catches_them(test: str) -> None:
+    _right(ERRORS.format(**RIGHT_ERRORS), test)
+    wrong = ERRORS.format(**RIGHT_ERRORS).replace("return json.loads(text)", "return None")
+    wrong = wrong.replace("statistics.mean(xs)", "0").replace("return d[key]", "return 0")
+    _wrong(wrong, test)
+
+
+# What a solution's exception class does in its own process stays there: no metaclass of its
+# makes test code catch what it did not raise.
+CATCH_ALL = """
+class Meta(type):
+    def __instancecheck__(cls, other): return True
+    def __subclasscheck__(cls, other): return True
+class AnyError(Exception, metaclass=Meta):
+    def __eq__(self, other): return True
+    __hash__ = Exception.__hash__
+def check(x):
+    return 1 // x
+"""
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "import pytest\nfrom solution import check, AnyError\n\ndef test_zero():\n"
+        "    with pytest.raises(AnyError):\n        check(0)\n",
+        "from solution import check, AnyError\ntry:\n    check(0)\nexcept AnyError:\n    pass\n",
+        "from solution import AnyError\nassert issubclass(ValueError, AnyError)\n"
+        "assert AnyError('a') == AnyError('b')\n",
+    ],
+    ids=["pytest", "except", "compared"],
+)
+def test_a_solutions_exception_class_decides_nothing_in_test_code(test: str) -> None:
+    _wrong(CATCH_ALL, test)
+
+
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt", "SystemExit(1)", "GeneratorExit"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "import pytest\nfrom solution import parse_positive\n\ndef test_bad():\n"
+        "    with pytest.raises(Exception):\n        parse_positive('-5')\n",
+        "try:\n    parse_positive('-5')\nexcept Exception:\n    pass\n",
+    ],
+    ids=["pytest", "except Exception"],
+)
+def test_an_exception_that_ends_a_run_is_a_wrong_answer(test: str, raised: str) -> None:
+    program = f"def parse_positive(s):\n    n = int(s)\n    if n < 0:\n        raise {raised}\n"
+    _wrong(program + "    return n\n", test)

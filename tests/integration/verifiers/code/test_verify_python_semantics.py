@@ -362,8 +362,9 @@ def test_a_solutions_exception_class_decides_nothing_in_test_code(test: str) -> 
         "import pytest\nfrom solution import parse_positive\n\ndef test_bad():\n"
         "    with pytest.raises(Exception):\n        parse_positive('-5')\n",
         "try:\n    parse_positive('-5')\nexcept Exception:\n    pass\n",
+        "try:\n    parse_positive('-5')\nexcept BaseException:\n    pass\n",
     ],
-    ids=["pytest", "except Exception"],
+    ids=["pytest", "except Exception", "except BaseException"],
 )
 def test_an_exception_that_ends_a_run_is_a_wrong_answer(test: str, raised: str) -> None:
     program = f"def parse_positive(s):\n    n = int(s)\n    if n < 0:\n        raise {raised}\n"

@@ -42,7 +42,8 @@ def test_a_session_ships_little() -> None:
     # MemoryError from the solution's and a module the solution gave from the test's
     # arguments, ~1 KiB, and read a returned iterator for the host as a lifted assert's
     # operand, ~1.5 KiB; 84 KiB until code 1.7.1 raised the solution's exceptions in test code
-    # as classes of the driver's with their names and bases, ~3 KiB.)
+    # as classes of the driver's with their names and bases, and ended a test whose end test
+    # code caught, ~3 KiB.)
     assert sum(len(data) for data in bundle._files(False).values()) < 88 << 10
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import errors, nodes, plain
+from . import errors, mutations, nodes, plain
 
 
 class SolutionGone(BaseException):
@@ -101,6 +101,8 @@ class Session:
         self.modules: list[Any] = []
         # The driver's classes standing for the solution's exception classes.
         self.made = errors.Made()
+        # The lists, dicts, sets and bytearrays among the arguments being sent (``mutations``).
+        self.sent: list[Any] = []
 
     def begin_test(self) -> None:
         self.invalid = None
@@ -108,6 +110,7 @@ class Session:
         self.modules = []
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        sent, self.sent = self.sent, []
         if message.get("op") != "lookup":
             self.touched = True
         if self.free:
@@ -115,9 +118,23 @@ class Session:
         reply = self.link.call(message)
         if type(reply) is not dict:
             self.fail("the solution process sent a malformed reply")
+        if "mut" in reply or "mut_np" in reply:
+            self.mutated(reply, sent)
         if "x" in reply:
             raise self.exception(reply["x"])
         return reply
+
+    def mutated(self, reply: dict[str, Any], sent: list[Any]) -> None:
+        """The test's own arguments changed in place as the solution changed them in the call
+        (``mutations``), before its result or exception is seen, as in Python; a change plain
+        data cannot carry is a wrong answer."""
+        if "mut_np" in reply:
+            why = reply["mut_np"]
+            self.fail(why[:300] if type(why) is str else "a malformed change of an argument")
+        try:
+            mutations.apply(sent, reply["mut"], self.node_class)
+        except ValueError as exc:
+            self.fail(f"the solution process sent a malformed change of an argument: {exc}")
 
     def exception(self, described: Any) -> BaseException:
         """An exception the solution raised, as test code gets it (``errors``): caught as
@@ -199,10 +216,19 @@ class Session:
         return nodes.class_in(self.scope, kind)
 
     def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        # Its lists, dicts, sets and bytearrays, as plain meets them: the solution process
+        # decodes them in the same order, and says which it changed by their numbers.
+        sent: list[Any] = []
+        self.sent = sent
         try:
             return {
-                "args": [plain.encode(a, self._handle, nodes=True) for a in args],
-                "kw": [[k, plain.encode(v, self._handle, nodes=True)] for k, v in kwargs.items()],
+                "args": [
+                    plain.encode(a, self._handle, nodes=True, track=sent.append) for a in args
+                ],
+                "kw": [
+                    [k, plain.encode(v, self._handle, nodes=True, track=sent.append)]
+                    for k, v in kwargs.items()
+                ],
             }
         except plain.NotPlain as exc:
             raise HarnessLimit(f"the test passes the solution {exc}") from None

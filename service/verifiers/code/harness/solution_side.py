@@ -14,7 +14,7 @@ import types
 from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, NoReturn
 
-from . import errors, frames, nodes, osutil, plain, process
+from . import errors, frames, mutations, nodes, osutil, plain, process
 
 
 def serve_solution(stdout_fd: int, stderr_fd: int, requests_fd: int, replies_fd: int) -> NoReturn:
@@ -53,6 +53,8 @@ class _Server:
         self.handles: dict[int, Any] = {}
         self.by_id: dict[int, int] = {}
         self.next_handle = 1
+        # The current call's mutable arguments, whose changes go back with its reply.
+        self.received: mutations.Received | None = None
 
     def load(self) -> None:
         module = types.ModuleType("solution")
@@ -89,6 +91,9 @@ class _Server:
                 process.finish(process.exit_status(exc))
             except BaseException as exc:  # the solution raised: the test code gets it back
                 reply = {"x": self.exception(exc)}
+            if self.received is not None:  # what it did to the arguments, returned or raised
+                reply.update(self.received.changes())
+                self.received = None
             process.flush()
             try:
                 frames.send(self.replies_fd, reply)
@@ -113,8 +118,11 @@ class _Server:
             return self.result(self.entry(message["name"])(*args))
         target = self.handles[message["h"]]
         if op == "call":
-            args = self.arguments(message)
-            keywords = {k: self.value(v) for k, v in message.get("kw", ())}
+            received = mutations.Received()
+            args = self.arguments(message, received.track)
+            keywords = {k: self.value(v, received.track) for k, v in message.get("kw", ())}
+            received.seal()
+            self.received = received
             return self.describe(target(*args, **keywords))
         if op == "getattr":
             return self.describe(getattr(target, message["name"]))
@@ -189,15 +197,15 @@ class _Server:
 
     # -- values ---------------------------------------------------------------------------
 
-    def value(self, data: Any) -> Any:
-        return plain.decode(data, self.handles.__getitem__, self.node_class)
+    def value(self, data: Any, track: Any = None) -> Any:
+        return plain.decode(data, self.handles.__getitem__, self.node_class, track)
 
     def node_class(self, kind: str) -> type:
         # The solution's own ListNode when it defines one, else LeetCode's.
         return nodes.class_in(self.namespace, kind)
 
-    def arguments(self, message: dict[str, Any]) -> list[Any]:
-        return [self.value(item) for item in message.get("args", ())]
+    def arguments(self, message: dict[str, Any], track: Any = None) -> list[Any]:
+        return [self.value(item, track) for item in message.get("args", ())]
 
     def handle(self, obj: Any) -> int:
         known = self.by_id.get(id(obj))

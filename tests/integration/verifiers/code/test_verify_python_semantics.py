@@ -369,3 +369,96 @@ def test_a_solutions_exception_class_decides_nothing_in_test_code(test: str) -> 
 def test_an_exception_that_ends_a_run_is_a_wrong_answer(test: str, raised: str) -> None:
     program = f"def parse_positive(s):\n    n = int(s)\n    if n < 0:\n        raise {raised}\n"
     _wrong(program + "    return n\n", test)
+
+
+# -- what the solution does to the test's lists, dicts, sets and bytearrays --------------------
+
+IN_PLACE = """
+def sorted_copy(xs):
+    {sorted_copy}
+def rotate(nums, k):
+    k %= len(nums)
+    {rotate}
+class Solution:
+    def moveZeroes(self, nums):
+        {move_zeroes}
+def fill(grid, value):
+    {fill}
+def tally(words, counts):
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+def visit(n, seen):
+    seen.update(range(n + 1))
+def upper(buf):
+    buf[:] = buf.upper()
+def attach(a, b):
+    a.append(b)
+def pop_then_fail(xs):
+    xs.pop(0)
+    raise ValueError('after popping')
+class Stack:
+    def __init__(self, items):
+        items.append('base')
+        self.items = items
+"""
+RIGHT_IN_PLACE = {
+    "sorted_copy": "return sorted(xs)",
+    "rotate": "nums[:] = nums[-k:] + nums[:-k]",
+    "move_zeroes": "nums.sort(key=lambda x: x == 0)",
+    "fill": "for row in grid:\n        row[:] = [value] * len(row)",
+}
+WRONG_IN_PLACE = {
+    "sorted_copy": "xs.sort()\n    return xs",
+    "rotate": "nums = nums[-k:] + nums[:-k]",
+    "move_zeroes": "nums = sorted(nums, key=lambda x: x == 0)",
+    "fill": "grid[:] = [[value] * len(row) for row in grid]",
+}
+IN_PLACE_TESTS = {
+    "left alone": "from solution import sorted_copy\n\ndef test_input_not_modified():\n"
+    "    data = [3, 1, 2]\n    assert sorted_copy(data) == [1, 2, 3]\n"
+    "    assert data == [3, 1, 2]\n",
+    "rotated": "nums = [1, 2, 3, 4, 5, 6, 7]\nrotate(nums, 3)\n"
+    "assert nums == [5, 6, 7, 1, 2, 3, 4]\n",
+    "leetcode": "def check(candidate):\n    nums = [0, 1, 0, 3, 12]\n    candidate(nums)\n"
+    "    assert nums == [1, 3, 12, 0, 0]\ncheck(Solution().moveZeroes)\n",
+    # The rows are the test's own lists, changed in place: one the test holds sees it.
+    "nested": "grid = [[1, 2], [3, 4]]\nrow = grid[0]\nfill(grid, 0)\n"
+    "assert grid == [[0, 0], [0, 0]] and row == [0, 0] and grid[0] is row\n",
+}
+
+
+@pytest.mark.parametrize("test", IN_PLACE_TESTS)
+def test_a_mutable_argument_is_changed_in_place_as_in_python(test: str) -> None:
+    _right(IN_PLACE.format(**RIGHT_IN_PLACE), IN_PLACE_TESTS[test])
+    _wrong(IN_PLACE.format(**WRONG_IN_PLACE), IN_PLACE_TESTS[test])
+
+
+def test_every_mutable_kind_and_how_it_is_shared_come_back() -> None:
+    tests = [
+        "counts = {'z': 0}\ntally(['a', 'b', 'a'], counts)\n"
+        "assert counts == {'z': 0, 'a': 2, 'b': 1}",
+        "seen = {0}\nvisit(3, seen)\nassert seen == {0, 1, 2, 3}",
+        "buf = bytearray(b'abc')\nupper(buf)\nassert buf == b'ABC' and type(buf) is bytearray",
+        "a, b = [1], [2]\nattach(a, b)\nb.append(3)\nassert a == [1, [2, 3]] and a[1] is b",
+        "data = [1, 2, 3]\ntry:\n    pop_then_fail(data)\nexcept ValueError:\n    pass\n"
+        "assert data == [2, 3]",
+        "items = [1]\ns = Stack(items)\nassert items == [1, 'base'] and s.items == [1, 'base']",
+    ]
+    ground_truth = {"language": "python", "mode": "assert", "tests": tests}
+    program = IN_PLACE.format(**RIGHT_IN_PLACE)
+    verdict = verify(fenced(program), ground_truth, {"reward": "fraction"})
+    assert (verdict.status, verdict.reward) == ("correct", 1.0), verdict.details
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "xs.append(object())",
+        "class E(int):\n        def __eq__(self, o): return True\n    xs[:] = [E(1)]",
+        "xs.extend(range(1_100_000))",
+    ],
+    ids=["an object", "always equal", "too many values"],
+)
+def test_a_change_plain_data_cannot_carry_is_a_wrong_answer(change: str) -> None:
+    program = f"def f(xs):\n    {change}\n    return 0\n"
+    _wrong(program, "xs = [1]\nassert f(xs) == 0 and len(xs) >= 1")

@@ -25,36 +25,40 @@ from . import plain
 
 
 class Received:
-    """The solution process's side: the mutable containers one call's arguments arrived as."""
+    """The solution process's side: the mutable containers one call's arguments arrived as,
+    and the objects of its own that handles in them stood for (numbered too, so that a list
+    of them the solution changes comes back holding the test's proxies of them)."""
 
     def __init__(self) -> None:
-        self.containers: list[Any] = []
+        self.known: list[Any] = []
         self.before: list[Any] = []
 
-    def track(self, container: Any) -> None:
-        self.containers.append(container)
+    def track(self, value: Any) -> None:
+        self.known.append(value)
 
     def seal(self) -> None:
         """Note what each holds, once the arguments are decoded and before the call."""
-        self.before = [_held(container) for container in self.containers]
+        self.before = [_held(value) if _mutable(value) else None for value in self.known]
 
     def changes(self) -> dict[str, Any]:
         """``{"mut": [[number, items], ...]}`` for the containers whose items changed (none:
         ``{}``), or ``{"mut_np": why}`` where plain data cannot carry the change."""
         changed = [
-            [number, _items(container)]
-            for number, (container, before) in enumerate(
-                zip(self.containers, self.before, strict=True)
-            )
-            if _held(container)[0] != before[0]
+            [number, _items(value)]
+            for number, (value, before) in enumerate(zip(self.known, self.before, strict=True))
+            if before is not None and _held(value)[0] != before[0]
         ]
         if not changed:
             return {}
-        numbers = {id(container): n for n, container in enumerate(self.containers)}
+        numbers = {id(value): n for n, value in enumerate(self.known)}
         try:
             return {"mut": plain.encode(changed, lambda v: numbers.get(id(v)), nodes=True)}
         except Exception as exc:  # NotPlain, or no memory to say it in
             return {"mut_np": f"the solution changed an argument to hold {exc}"[:300]}
+
+
+def _mutable(value: Any) -> bool:
+    return type(value) in plain.MUTABLE
 
 
 def _held(container: Any) -> tuple[Any, Any]:
@@ -82,8 +86,9 @@ def _items(container: Any) -> Any:
 
 def apply(originals: list[Any], wire: Any, nodes: Callable[[str], type]) -> None:
     """The driver's side: set the call's arguments' containers (``originals``, as ``plain``
-    tracked them when it encoded the arguments) to the items the solution left in them;
-    ValueError if ``wire`` is malformed (then nothing has changed)."""
+    tracked them when it encoded the arguments, with the proxies it sent as handles) to the
+    items the solution left in them; ValueError if ``wire`` is malformed (then nothing has
+    changed)."""
 
     def original(number: Any) -> Any:
         if type(number) is not int or not 0 <= number < len(originals):
@@ -108,7 +113,7 @@ def _update(target: Any, items: Any) -> Callable[[], None]:
     """How ``target`` takes ``items`` in place (made before any is applied, so that a
     malformed change leaves every argument as it was)."""
     kind = type(target)
-    if type(items) is not (bytes if kind is bytearray else tuple):
+    if not _mutable(target) or type(items) is not (bytes if kind is bytearray else tuple):
         raise ValueError("malformed change")
     if kind in (list, bytearray):
         return lambda: target.__setitem__(slice(None), items)

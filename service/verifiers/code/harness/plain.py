@@ -61,8 +61,8 @@ MUTABLE = frozenset({list, dict, set, bytearray})
 class _Walk:
     """One encoding's or decoding's settings and the values it may still take. ``refs``: the
     handle (encoding) or the object (decoding) standing for a value that does not travel as
-    itself; ``track``: told of each list, dict, set and bytearray after its items, so that
-    both sides meet them in the same order."""
+    itself; ``track``: told of each list, dict, set and bytearray after its items, and of each
+    value a handle stands for, so that both sides meet them in the same order."""
 
     __slots__ = ("answer", "left", "nodes", "refs", "track")
 
@@ -89,7 +89,8 @@ def encode(
     already), else None. ``answer``: the standard library's dicts travel as dicts (never for
     arguments, where the receiver would miss the class's methods). ``nodes``: list and tree
     nodes travel as their graphs (between the driver and the solution process only).
-    ``track(obj)``: told of each list, dict, set and bytearray, after its items."""
+    ``track(obj)``: told of each list, dict, set and bytearray, after its items, and of each
+    value sent as a handle."""
     return _encode(value, 0, _Walk(refs, answer, nodes, track))
 
 
@@ -124,6 +125,8 @@ def _encode(value: Any, depth: int, walk: _Walk) -> Any:
         return ["C", value.real, value.imag]
     handle = walk.refs(value) if walk.refs is not None else None
     if handle is not None:
+        if walk.track is not None:
+            walk.track(value)
         return [REF, handle]
     node_kind = node_graphs.kind_of(value) if walk.nodes else None
     if node_kind is not None:
@@ -189,8 +192,8 @@ def decode(data: Any, refs: Any = None, nodes: Any = None, track: Any = None) ->
     """Plain data from its wire form (as ``json.loads`` made it); ValueError if malformed.
     ``refs(handle)`` resolves a handle; without it a handle is malformed. ``nodes(kind)`` is
     the class a list or tree node is rebuilt from; without it a node is malformed.
-    ``track(obj)``: told of each list, dict, set and bytearray made, after its items (the
-    order ``encode`` met them in)."""
+    ``track(obj)``: told of each list, dict, set and bytearray made, after its items, and of
+    each object a handle stood for (the order ``encode`` met them in)."""
     return _decode(data, 0, _Walk(refs, False, nodes, track))
 
 
@@ -214,7 +217,7 @@ def _decode(data: Any, depth: int, walk: _Walk) -> Any:
         value = _decode_tagged(data, depth, walk)
     except TypeError as exc:  # an unhashable item of a set or a dict key
         raise ValueError(f"malformed value: {exc}") from None
-    if walk.track is not None and type(value) in MUTABLE and data[0] != REF:
+    if walk.track is not None and (type(value) in MUTABLE or data[0] == REF):
         walk.track(value)
     return value
 

@@ -400,6 +400,11 @@ class Stack:
     def __init__(self, items):
         items.append('base')
         self.items = items
+class Job:
+    def __init__(self, cost):
+        self.cost = cost
+def by_cost(jobs):
+    jobs.sort(key=lambda job: job.cost)
 """
 RIGHT_IN_PLACE = {
     "sorted_copy": "return sorted(xs)",
@@ -443,6 +448,9 @@ def test_every_mutable_kind_and_how_it_is_shared_come_back() -> None:
         "data = [1, 2, 3]\ntry:\n    pop_then_fail(data)\nexcept ValueError:\n    pass\n"
         "assert data == [2, 3]",
         "items = [1]\ns = Stack(items)\nassert items == [1, 'base'] and s.items == [1, 'base']",
+        # A list of the solution's objects, sorted in place: the test's own objects again.
+        "jobs = [Job(3), Job(1), Job(2)]\ncheapest = jobs[1]\nby_cost(jobs)\n"
+        "assert [job.cost for job in jobs] == [1, 2, 3] and jobs[0] is cheapest",
     ]
     ground_truth = {"language": "python", "mode": "assert", "tests": tests}
     program = IN_PLACE.format(**RIGHT_IN_PLACE)

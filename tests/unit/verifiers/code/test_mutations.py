@@ -82,3 +82,25 @@ def test_a_malformed_change_leaves_every_argument_alone(wire: Any) -> None:
     with pytest.raises(ValueError):
         mutations.apply([xs, ys], wire, lambda kind: nodes.STANDARD[kind])
     assert xs == [1] and ys == {1}
+
+
+def test_objects_sent_as_handles_come_back_as_the_tests_own() -> None:
+    # The test's proxies of the solution's objects travel as handles; a list of them that the
+    # solution changes (a work queue it empties, a sort) holds the test's proxies again.
+    first, second = object(), object()
+    handles = {id(first): 1, id(second): 2}
+    objects = {1: object(), 2: object()}  # what the handles stand for there
+    queue = [first, second]
+    sent: list[Any] = []
+    wire = json.loads(
+        plain.dumps(plain.encode(queue, lambda v: handles.get(id(v)), track=sent.append))
+    )
+    received = mutations.Received()
+    copy = plain.decode(wire, objects.__getitem__, track=received.track)
+    received.seal()
+    copy.reverse()
+    reply = json.loads(plain.dumps(received.changes()))
+    mutations.apply(sent, reply["mut"], lambda kind: nodes.STANDARD[kind])
+    assert queue[0] is second and queue[1] is first
+    with pytest.raises(ValueError):  # an object is no container to change
+        mutations.apply(sent, ["L", ["L", 0, ["T"]]], lambda kind: nodes.STANDARD[kind])

@@ -233,7 +233,11 @@ class _Server:
             return {"m": str(getattr(value, "__name__", ""))}
         if isinstance(value, type):
             if issubclass(value, BaseException):  # made a class of the driver's (``errors``)
-                return {"c": self.handle(value), "exc": errors.describe_class(value, self.handle)}
+                with contextlib.suppress(Exception):  # else a class like any other
+                    return {
+                        "c": self.handle(value),
+                        "exc": errors.describe_class(value, self.handle),
+                    }
             return {"c": self.handle(value), "np": reason}
         if isinstance(value, _ROUTINES):
             return {"f": self.handle(value), "np": reason}

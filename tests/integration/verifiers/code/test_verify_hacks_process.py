@@ -271,8 +271,10 @@ ENDS_OF_A_TEST = {
     "sleeps": "import time\n    time.sleep(30)",
     "a busy loop": "while True:\n        pass",
     "floods stdout": "print('x' * 10**7)",
-    "forges a reply": "import json, os, struct\n    frame = json.dumps({'v': 3}).encode()\n"
-    "    os.write(4, struct.pack('>I', len(frame)) + frame)\n    return 3",
+    # A frame too large to be a reply: the driver's ProtocolError. (A well-formed frame
+    # written before its own reply is only an answer of the solution's, read or not.)
+    "a malformed reply": "import os, struct\n    os.write(4, struct.pack('>I', 1 << 30))\n"
+    "    return 3",
 }
 CATCHES_ALL = [
     "try:\n    add(1, 2)\nexcept:\n    pass\n",

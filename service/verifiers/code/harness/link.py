@@ -58,6 +58,9 @@ class Link:
         self.ready = False
         self.gone = False
         self.cpu_base = self.cpu_last = 0.0
+        # What ended the current test (its clocks, an output cap, the solution gone): test code
+        # may catch it (a bare ``except:``), and the driver then raises it again.
+        self.ended: BaseException | None = None
         self.cpu_clock = osutil.cpu_clock(pid)
         os.set_blocking(replies_fd, False)
 
@@ -75,6 +78,7 @@ class Link:
 
     def begin(self, started: float, wall_s: float, cpu_s: float, first: bool) -> None:
         self.clock.start(started, wall_s, cpu_s)
+        self.ended = None
         # The first test pays for loading the solution, as each run used to.
         now = self.cpu_now()
         self.cpu_base = 0.0 if first or now is None else now
@@ -95,6 +99,17 @@ class Link:
 
     def call(self, message: Any) -> Any:
         """Send one request and return its reply (after the solution's "ready", first)."""
+        try:
+            return self._exchange(message)
+        except (TestTimeout, SolutionGone, OutputLimit) as exc:
+            self.end_test(exc)
+            raise
+
+    def end_test(self, exc: BaseException) -> None:
+        """Remember what ended the test, the first such thing, whoever catches it."""
+        self.ended = self.ended or exc
+
+    def _exchange(self, message: Any) -> Any:
         if self.gone:
             raise SolutionGone("the solution process has ended")
         os.set_blocking(self.requests_fd, False)

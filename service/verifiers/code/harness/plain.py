@@ -1,8 +1,8 @@
 """Plain data across a process boundary: the only values a solution can hand to test code.
 
-Plain data is None, bool, int, float, complex, str, bytes, and list, tuple, set, frozenset
-and dict of plain data, of exactly those builtin types (a subclass of int or str, an object
-with its own ``__eq__`` is not plain), nested at most ``MAX_DEPTH`` deep and at most
+Plain data is None, bool, int, float, complex, str, bytes, bytearray, and list, tuple, set,
+frozenset and dict of plain data, of exactly those builtin types (a subclass of int or str,
+an object with its own ``__eq__`` is not plain), nested at most ``MAX_DEPTH`` deep and at most
 ``MAX_NODES`` values in all. The wire form is JSON: None, bools, strings, small ints and
 floats as themselves, everything else a list whose first element is a tag.
 
@@ -53,11 +53,22 @@ class NotPlain(TypeError):
     """A value that is not plain data (or too big or deep to be sent as such)."""
 
 
-class _Budget:
-    __slots__ = ("left",)
+# The mutable ones: a call's arguments of these kinds are tracked (``track``) and changed in
+# the caller's hands as the solution changed them (``mutations.py``).
+MUTABLE = frozenset({list, dict, set, bytearray})
 
-    def __init__(self) -> None:
+
+class _Walk:
+    """One encoding's or decoding's settings and the values it may still take. ``refs``: the
+    handle (encoding) or the object (decoding) standing for a value that does not travel as
+    itself; ``track``: told of each list, dict, set and bytearray after its items, and of each
+    value a handle stands for, so that both sides meet them in the same order."""
+
+    __slots__ = ("answer", "left", "nodes", "refs", "track")
+
+    def __init__(self, refs: Any, answer: bool, nodes: Any, track: Any) -> None:
         self.left = MAX_NODES
+        self.refs, self.answer, self.nodes, self.track = refs, answer, nodes, track
 
     def take(self) -> None:
         self.left -= 1
@@ -65,19 +76,26 @@ class _Budget:
             raise NotPlain(f"more than {MAX_NODES} values")
 
 
-def encode(value: Any, refs: Any = None, *, answer: bool = False, nodes: bool = False) -> Any:
-    """The wire form of ``value``; NotPlain if it is not plain data. ``refs(value)`` may name
-    a handle for a non-plain value (a proxy passed back as an argument), else None.
-    ``answer``: the standard library's dicts travel as dicts (never for arguments, where the
-    receiver would miss the class's methods). ``nodes``: list and tree nodes travel as their
-    graphs (between the driver and the solution process only)."""
-    return _encode(value, 0, _Budget(), refs, answer, nodes)
-
-
-def _encode(
-    value: Any, depth: int, budget: _Budget, refs: Any, answer: bool = False, nodes: bool = False
+def encode(
+    value: Any,
+    refs: Any = None,
+    *,
+    answer: bool = False,
+    nodes: bool = False,
+    track: Any = None,
 ) -> Any:
-    budget.take()
+    """The wire form of ``value``; NotPlain if it is not plain data. ``refs(value)`` may name
+    a handle for a value (a proxy passed back as an argument; a list the other side holds
+    already), else None. ``answer``: the standard library's dicts travel as dicts (never for
+    arguments, where the receiver would miss the class's methods). ``nodes``: list and tree
+    nodes travel as their graphs (between the driver and the solution process only).
+    ``track(obj)``: told of each list, dict, set and bytearray, after its items, and of each
+    value sent as a handle."""
+    return _encode(value, 0, _Walk(refs, answer, nodes, track))
+
+
+def _encode(value: Any, depth: int, walk: _Walk) -> Any:
+    walk.take()
     kind = type(value)
     if value is None or kind is bool or kind is str:
         return value
@@ -87,71 +105,77 @@ def _encode(
         return value
     if depth >= MAX_DEPTH:
         raise NotPlain(f"nested more than {MAX_DEPTH} deep")
+    if kind in MUTABLE:
+        handle = walk.refs(value) if walk.refs is not None else None
+        if handle is not None:
+            return [REF, handle]
+        wire = _mutable(value, kind, depth, walk)
+        if walk.track is not None:
+            walk.track(value)
+        return wire
     tag = _CONTAINERS.get(kind)
     if tag is not None:
-        return [tag, *(_encode(item, depth + 1, budget, refs, answer, nodes) for item in value)]
-    if kind is dict:
-        return ["D", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
-    standard = _standard(value, kind, depth, budget, refs, answer, nodes)
+        return [tag, *(_encode(item, depth + 1, walk) for item in value)]
+    standard = _standard(value, kind, depth, walk)
     if standard is not None:
         return standard
     if kind is bytes:
         return ["B", base64.b64encode(value).decode("ascii")]
     if kind is complex:
         return ["C", value.real, value.imag]
-    handle = refs(value) if refs is not None else None
+    handle = walk.refs(value) if walk.refs is not None else None
     if handle is not None:
+        if walk.track is not None:
+            walk.track(value)
         return [REF, handle]
-    node_kind = node_graphs.kind_of(value) if nodes else None
+    node_kind = node_graphs.kind_of(value) if walk.nodes else None
     if node_kind is not None:
         try:
             return node_graphs.encode(
-                value,
-                node_kind,
-                lambda val: _encode(val, depth + 1, budget, refs, answer, nodes),
-                budget.take,
+                value, node_kind, lambda val: _encode(val, depth + 1, walk), walk.take
             )
         except TypeError as exc:  # NotPlain is one too
             raise NotPlain(str(exc)) from None
     raise NotPlain(f"{_type_name(value)} is not plain data")
 
 
-def _pairs(items: Any, depth: int, budget: _Budget, refs: Any, answer: bool, nodes: bool) -> Any:
+def _mutable(value: Any, kind: type, depth: int, walk: _Walk) -> list[Any]:
+    if kind is dict:
+        return ["D", *_pairs(dict.items(value), depth, walk)]
+    if kind is bytearray:
+        return ["BA", base64.b64encode(value).decode("ascii")]
+    return [_CONTAINERS[kind], *(_encode(item, depth + 1, walk) for item in value)]
+
+
+def _pairs(items: Any, depth: int, walk: _Walk) -> Any:
     for key, item in items:
-        yield _encode(key, depth + 1, budget, refs, answer, nodes)
-        yield _encode(item, depth + 1, budget, refs, answer, nodes)
+        yield _encode(key, depth + 1, walk)
+        yield _encode(item, depth + 1, walk)
 
 
-def _standard(
-    value: Any, kind: type, depth: int, budget: _Budget, refs: Any, answer: bool, nodes: bool
-) -> list[Any] | None:
+def _standard(value: Any, kind: type, depth: int, walk: _Walk) -> list[Any] | None:
     """The wire form of one of the standard library's containers, or None for any other."""
     if kind is collections.OrderedDict:
         # Its own order: move_to_end does not reorder the dict beneath it.
-        items = collections.OrderedDict.items(value)
-        return ["OD", *_pairs(items, depth, budget, refs, answer, nodes)]
+        return ["OD", *_pairs(collections.OrderedDict.items(value), depth, walk)]
     if kind is collections.Counter:
-        return ["CT", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+        return ["CT", *_pairs(dict.items(value), depth, walk)]
     if kind is collections.defaultdict:
         factory = value.default_factory
         name = next((n for n, f in _FACTORIES.items() if factory is f), None)
         if factory is not None and name is None:
-            if not answer:
+            if not walk.answer:
                 raise NotPlain("a defaultdict whose default_factory is not a builtin type")
-            return ["D", *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
-        return ["DD", name, *_pairs(dict.items(value), depth, budget, refs, answer, nodes)]
+            return ["D", *_pairs(dict.items(value), depth, walk)]
+        return ["DD", name, *_pairs(dict.items(value), depth, walk)]
     if kind is collections.deque:
-        return [
-            "DQ",
-            value.maxlen,
-            *(_encode(v, depth + 1, budget, refs, answer, nodes) for v in value),
-        ]
+        return ["DQ", value.maxlen, *(_encode(v, depth + 1, walk) for v in value)]
     fractions = sys.modules.get("fractions")  # imported by whoever made one
     if fractions is not None and kind is fractions.Fraction:
         parts = value.numerator, value.denominator
         if any(type(part) is not int or part.bit_length() > _FRACTION_BITS for part in parts):
             raise NotPlain(f"a Fraction of more than {_FRACTION_BITS} bits")
-        return ["Q", *(_encode(part, depth + 1, budget, refs) for part in parts)]
+        return ["Q", *(_encode(part, depth + 1, walk) for part in parts)]
     return None
 
 
@@ -164,22 +188,24 @@ def _type_name(value: Any) -> str:
     return f"a {name}" if module == "builtins" else f"a {module}.{name}"
 
 
-def decode(data: Any, refs: Any = None, nodes: Any = None) -> Any:
+def decode(data: Any, refs: Any = None, nodes: Any = None, track: Any = None) -> Any:
     """Plain data from its wire form (as ``json.loads`` made it); ValueError if malformed.
     ``refs(handle)`` resolves a handle; without it a handle is malformed. ``nodes(kind)`` is
-    the class a list or tree node is rebuilt from; without it a node is malformed."""
-    return _decode(data, 0, _Budget(), refs, nodes)
+    the class a list or tree node is rebuilt from; without it a node is malformed.
+    ``track(obj)``: told of each list, dict, set and bytearray made, after its items, and of
+    each object a handle stood for (the order ``encode`` met them in)."""
+    return _decode(data, 0, _Walk(refs, False, nodes, track))
 
 
-def _take(budget: _Budget) -> None:
+def _take(walk: _Walk) -> None:
     try:
-        budget.take()
+        walk.take()
     except NotPlain as exc:
         raise ValueError(str(exc)) from None
 
 
-def _decode(data: Any, depth: int, budget: _Budget, refs: Any, nodes: Any = None) -> Any:
-    _take(budget)
+def _decode(data: Any, depth: int, walk: _Walk) -> Any:
+    _take(walk)
     kind = type(data)
     if data is None or kind is bool or kind is str or kind is int or kind is float:
         return data
@@ -187,40 +213,43 @@ def _decode(data: Any, depth: int, budget: _Budget, refs: Any, nodes: Any = None
         raise ValueError("malformed value")
     if depth >= MAX_DEPTH:
         raise ValueError(f"nested more than {MAX_DEPTH} deep")
-    tag = data[0]
-    maker = _MAKERS.get(tag)
     try:
-        if maker is not None:
-            return maker(_decode(item, depth + 1, budget, refs, nodes) for item in data[1:])
-        if tag in ("D", "OD", "CT"):
-            if len(data) % 2 != 1:
-                raise ValueError("malformed dict")
-            items = [_decode(item, depth + 1, budget, refs, nodes) for item in data[1:]]
-            pairs = dict(zip(items[0::2], items[1::2], strict=True))
-            if tag == "D":
-                return pairs
-            return collections.OrderedDict(pairs) if tag == "OD" else collections.Counter(pairs)
-        if tag in ("DD", "DQ") and len(data) >= 2:
-            return _decode_standard(data, lambda val: _decode(val, depth + 1, budget, refs, nodes))
-        if tag == "Q" and len(data) == 3:
-            return _decode_fraction(data, lambda val: _decode(val, depth + 1, budget, refs, nodes))
-        if tag == "I" and len(data) == 2 and type(data[1]) is str and len(data[1]) < 1 << 20:
-            return int(data[1], 16)
-        if tag == "B" and len(data) == 2 and type(data[1]) is str:
-            return base64.b64decode(data[1], validate=True)
-        if tag == "C" and len(data) == 3 and all(type(x) in (int, float) for x in data[1:]):
-            return complex(data[1], data[2])
-        if tag == REF and refs is not None and len(data) == 2 and type(data[1]) is int:
-            return refs(data[1])
-        if tag == node_graphs.TAG and nodes is not None:
-            return node_graphs.decode(
-                data,
-                lambda val: _decode(val, depth + 1, budget, refs, nodes),
-                lambda: _take(budget),
-                nodes,
-            )
+        value = _decode_tagged(data, depth, walk)
     except TypeError as exc:  # an unhashable item of a set or a dict key
         raise ValueError(f"malformed value: {exc}") from None
+    if walk.track is not None and (type(value) in MUTABLE or data[0] == REF):
+        walk.track(value)
+    return value
+
+
+def _decode_tagged(data: list[Any], depth: int, walk: _Walk) -> Any:
+    tag, inner = data[0], lambda val: _decode(val, depth + 1, walk)
+    maker = _MAKERS.get(tag)
+    if maker is not None:
+        return maker(inner(item) for item in data[1:])
+    if tag in ("D", "OD", "CT"):
+        if len(data) % 2 != 1:
+            raise ValueError("malformed dict")
+        items = [inner(item) for item in data[1:]]
+        pairs = dict(zip(items[0::2], items[1::2], strict=True))
+        if tag == "D":
+            return pairs
+        return collections.OrderedDict(pairs) if tag == "OD" else collections.Counter(pairs)
+    if tag in ("DD", "DQ") and len(data) >= 2:
+        return _decode_standard(data, inner)
+    if tag == "Q" and len(data) == 3:
+        return _decode_fraction(data, inner)
+    if tag == "I" and len(data) == 2 and type(data[1]) is str and len(data[1]) < 1 << 20:
+        return int(data[1], 16)
+    if tag in ("B", "BA") and len(data) == 2 and type(data[1]) is str:
+        raw = base64.b64decode(data[1], validate=True)
+        return raw if tag == "B" else bytearray(raw)
+    if tag == "C" and len(data) == 3 and all(type(x) in (int, float) for x in data[1:]):
+        return complex(data[1], data[2])
+    if tag == REF and walk.refs is not None and len(data) == 2 and type(data[1]) is int:
+        return walk.refs(data[1])
+    if tag == node_graphs.TAG and walk.nodes is not None:
+        return node_graphs.decode(data, inner, lambda: _take(walk), walk.nodes)
     raise ValueError(f"malformed value (tag {tag[:10]!r})")
 
 

@@ -9,8 +9,10 @@ except an iterator (a generator, ``map``, ``filter``, ``range``, a dict view), w
 may iterate as in Python, and only iterate: its items come as plain data, and its length,
 membership and items by index are computed here from them. Calling a class of the solution
 gives an opaque object proxy (``Solution().method(...)``); an object proxy cannot be compared,
-hashed by value or tested for truth, and ``x in obj`` looks among the plain items it yields,
-so no object of the solution ever decides a comparison.
+hashed by value or tested for truth, so no object of the solution ever decides a comparison.
+``x in obj`` and ``reversed(obj)`` are the class's own ``__contains__`` and ``__reversed__`` when
+it defines them, as in Python (a BST's search is what a test checks), their results as plain
+data; an iterator is only its items, wherever test code got it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import nodes, plain
+from . import errors, mutations, nodes, plain
 
 
 class SolutionGone(BaseException):
@@ -42,10 +44,6 @@ class NotPlainResult(BaseException):
 class HarnessLimit(BaseException):
     """The test passes the solution something plain data cannot carry (a lambda, its own
     objects): the ground truth's limit, not the solution's failure."""
-
-
-class SolutionError(Exception):
-    """An exception of the solution's own class (re-raised in test code as this)."""
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -101,6 +99,10 @@ class Session:
         self.touched = False
         # Modules the solution's names and attributes stood for in the current test.
         self.modules: list[Any] = []
+        # The driver's classes standing for the solution's exception classes.
+        self.made = errors.Made()
+        # The lists, dicts, sets and bytearrays among the arguments being sent (``mutations``).
+        self.sent: list[Any] = []
 
     def begin_test(self) -> None:
         self.invalid = None
@@ -108,6 +110,7 @@ class Session:
         self.modules = []
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        sent, self.sent = self.sent, []
         if message.get("op") != "lookup":
             self.touched = True
         if self.free:
@@ -115,9 +118,40 @@ class Session:
         reply = self.link.call(message)
         if type(reply) is not dict:
             self.fail("the solution process sent a malformed reply")
+        if "mut" in reply or "mut_np" in reply:
+            self.mutated(reply, sent)
         if "x" in reply:
-            raise _exception(reply["x"])
+            raise self.exception(reply["x"])
         return reply
+
+    def mutated(self, reply: dict[str, Any], sent: list[Any]) -> None:
+        """The test's own arguments changed in place as the solution changed them in the call
+        (``mutations``), before its result or exception is seen, as in Python; a change plain
+        data cannot carry is a wrong answer."""
+        if "mut_np" in reply:
+            why = reply["mut_np"]
+            self.fail(why[:300] if type(why) is str else "a malformed change of an argument")
+        try:
+            mutations.apply(sent, reply["mut"], self.node_class)
+        except ValueError as exc:
+            self.fail(f"the solution process sent a malformed change of an argument: {exc}")
+
+    def exception(self, described: Any) -> BaseException:
+        """An exception the solution raised, as test code gets it (``errors``): caught as
+        Python would catch the solution's. One that is no ``Exception`` (KeyboardInterrupt,
+        GeneratorExit) would end a test run in Python, never answer one: here it fails the
+        test as a wrong answer, which ``except Exception`` or a bare ``except`` cannot catch."""
+        try:
+            error = self.made.error(described)
+        except ValueError:
+            return SolutionGone("the solution process sent a malformed reply")
+        if not isinstance(error, Exception):
+            self.fail(f"the solution raised {type(error).__name__}, which ends a test run")
+        where = described[2]
+        if type(where) is str and where:
+            error.add_note(f"(raised in the solution: {where[:200]})")
+        setattr(error, _FROM_SOLUTION, True)
+        return error
 
     def fail(self, reason: str) -> Any:
         self.invalid = self.invalid or reason
@@ -138,9 +172,7 @@ class Session:
         """A call's result: plain data, or an iterator of the solution's that test code may
         iterate (``list(f(x))``), never compare or test for truth; anything else fails."""
         if "v" not in reply and reply.get("it") is True and type(reply.get("o")) is int:
-            once = reply.get("once") is True
-            kind = reply.get("kind") if type(reply.get("kind")) is str else None
-            return IteratorProxy(self, reply["o"], f"iterator from {name}", once, kind)
+            return self.instance(reply, f"iterator from {name}")
         return self.data(reply)
 
     def attribute(self, reply: dict[str, Any], name: str) -> Any:
@@ -148,23 +180,55 @@ class Session:
         names and attributes, never a call's result) an opaque object."""
         if "v" in reply:
             return self.data(reply)
-        for key, kind in (("f", FunctionProxy), ("c", ClassProxy), ("o", ObjectProxy)):
+        if type(reply.get("c")) is int and "exc" in reply:
+            return self.error_class(reply["exc"])
+        for key, kind in (("f", FunctionProxy), ("c", ClassProxy)):
             if key in reply and type(reply[key]) is int:
                 return kind(self, reply[key], name)
+        if type(reply.get("o")) is int:
+            return self.instance(reply, name)
         if "m" in reply and type(reply["m"]) is str:
             module = _module(reply["m"], name)
             self.modules.append(module)
             return module
         return self.fail(_not_plain(reply))
 
+    def error_class(self, described: Any) -> type:
+        """A class of exceptions of the solution's, as test code binds it: the class its
+        exceptions are raised as in test code (``pytest.raises(InsufficientFundsError)``)."""
+        try:
+            return self.made.kind(described)
+        except ValueError:
+            return self.fail("the solution process sent a malformed reply")
+
+    def instance(self, reply: dict[str, Any], name: str) -> Any:
+        """An object of the solution (``reply["o"]`` its handle). One the solution process
+        found to be an iterator (``__next__``, or a dict view) is its items wherever it comes
+        from, as a returned one is: its own ``__contains__`` or ``__len__`` never answers."""
+        if reply.get("it") is True:
+            kind = reply.get("kind") if type(reply.get("kind")) is str else None
+            return IteratorProxy(self, reply["o"], name, reply.get("once") is True, kind)
+        if reply.get("call") is True:
+            return CallableObjectProxy(self, reply["o"], name)
+        return ObjectProxy(self, reply["o"], name)
+
     def node_class(self, kind: str) -> type:
         return nodes.class_in(self.scope, kind)
 
     def arguments(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        # Its lists, dicts, sets and bytearrays, as plain meets them: the solution process
+        # decodes them in the same order, and says which it changed by their numbers.
+        sent: list[Any] = []
+        self.sent = sent
         try:
             return {
-                "args": [plain.encode(a, self._handle, nodes=True) for a in args],
-                "kw": [[k, plain.encode(v, self._handle, nodes=True)] for k, v in kwargs.items()],
+                "args": [
+                    plain.encode(a, self._handle, nodes=True, track=sent.append) for a in args
+                ],
+                "kw": [
+                    [k, plain.encode(v, self._handle, nodes=True, track=sent.append)]
+                    for k, v in kwargs.items()
+                ],
             }
         except plain.NotPlain as exc:
             raise HarnessLimit(f"the test passes the solution {exc}") from None
@@ -175,6 +239,8 @@ class Session:
         the ground truth's limit it would make the item an error, a null the solution chose."""
         if value is _SKIP or any(value is module for module in self.modules):
             self.fail("a module the solution gave is not plain data")
+        if isinstance(value, type):  # a class made for one of the solution's: that class
+            return self.made.handles.get(value)
         return _handle_of(value)
 
     def released(self, handle: int) -> None:
@@ -217,7 +283,8 @@ class Session:
                 if value is not _SKIP:
                     bound[name] = value
                     # Its data is in the test now; a function or class is reached when used.
-                    self.touched = self.touched or not isinstance(value, _Proxy | types.ModuleType)
+                    proxied = isinstance(value, _Proxy | types.ModuleType | type)
+                    self.touched = self.touched or not proxied
         for name in standard:
             module = _module(name, name)
             if module is not _SKIP:
@@ -262,11 +329,7 @@ def _not_plain(reply: dict[str, Any]) -> str:
     return "the solution process sent a malformed reply"
 
 
-# Exceptions that iteration protocols take as "no more items".
-_ENDS_ITERATION = (StopIteration, StopAsyncIteration)
-
-
-# Marks an exception that stands for one the solution raised (``_exception``).
+# Marks an exception that stands for one the solution raised (``Session.exception``).
 _FROM_SOLUTION = "_rlvr_from_solution"
 
 
@@ -274,31 +337,6 @@ def raised_in_solution(exc: BaseException) -> bool:
     """Whether ``exc`` stands for an exception the solution raised, not one of the driver's own:
     the driver's MemoryError is a fact (its memory ran out), the solution's only its word."""
     return getattr(exc, _FROM_SOLUTION, False) is True
-
-
-def _exception(described: Any) -> BaseException:
-    """An exception the solution raised, as test code sees it: a builtin exception class as
-    itself (``except ValueError`` works), any other as SolutionError. StopIteration is a
-    SolutionError too: as itself it would end the test's loop early (``map``, ``filter``,
-    ``iter(f, sentinel)``), and the asserts after it would never run."""
-    if type(described) is not list or len(described) != 4:
-        return SolutionGone("the solution process sent a malformed reply")
-    module, name, message, where = (str(part)[:2000] for part in described)
-    kind = getattr(builtins, name, None) if module == "builtins" else None
-    error: BaseException
-    if isinstance(kind, type) and issubclass(kind, _ENDS_ITERATION):
-        kind = None
-    if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
-        try:
-            error = kind(message)
-        except Exception:
-            error = SolutionError(f"{name}: {message}")
-    else:
-        error = SolutionError(f"{module}.{name}: {message}" if module else message)
-    if where:
-        error.add_note(f"(raised in the solution: {where})")
-    setattr(error, _FROM_SOLUTION, True)
-    return error
 
 
 def _handle_of(value: Any) -> int | None:
@@ -369,13 +407,13 @@ class ClassProxy(_Proxy):
         session: Session = object.__getattribute__(self, "_session")
         reply = self._ask("call", **session.arguments(args, kwargs))
         if "o" in reply and type(reply["o"]) is int:
-            return ObjectProxy(session, reply["o"], object.__getattribute__(self, "_name"))
+            return session.instance(reply, object.__getattribute__(self, "_name"))
         return session.data(reply)
 
 
 class ObjectProxy(_Proxy):
-    """An object of the solution: its methods and attributes, its length, items and
-    iteration (as plain data); never its equality, membership or truth."""
+    """An object of the solution: its methods and attributes, its length, items, membership,
+    reversal and iteration (as plain data); never its equality or truth."""
 
     __slots__ = ()
 
@@ -386,10 +424,6 @@ class ObjectProxy(_Proxy):
     def _data(self, name: str, *args: Any) -> Any:
         session: Session = object.__getattribute__(self, "_session")
         return session.data(self._dunder(name, *args))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        session: Session = object.__getattribute__(self, "_session")
-        return session.data(self._ask("call", **session.arguments(args, kwargs)))
 
     def __len__(self) -> int:
         length = self._data("__len__")
@@ -407,9 +441,25 @@ class ObjectProxy(_Proxy):
         return iter(self._items())
 
     def __contains__(self, item: Any) -> bool:
-        # Membership is a comparison: made here, over the plain items the object yields. Its
-        # own __contains__ would say True for anything (``assert p in result`` passed).
-        return item in self._items()
+        """As Python's ``in``: the class's own ``__contains__`` when it defines one (a BST's
+        search is the answer under test), whose result must be plain data for its truth to
+        be taken here; else a comparison made here, over the plain items the object iterates."""
+        session: Session = object.__getattribute__(self, "_session")
+        reply = self._dunder("__contains__", item)
+        found = session.data(reply)
+        if reply.get("items") is not True:
+            return bool(found)
+        if type(found) is not list:
+            raise TypeError("the solution's iteration did not give a list of items")
+        return item in found
+
+    def __reversed__(self) -> Any:
+        # The class's own __reversed__ when it defines one, else its length and items by index,
+        # as Python's reversed(): run in the solution process, the items crossing as data.
+        items = self._data("__reversed__")
+        if type(items) is not list:
+            raise TypeError("the solution's reversed() did not give a list of items")
+        return iter(items)
 
     def __getitem__(self, key: Any) -> Any:
         session: Session = object.__getattribute__(self, "_session")
@@ -426,6 +476,15 @@ class ObjectProxy(_Proxy):
         if type(text) is not str:
             raise TypeError("the solution's __str__ did not return a str")
         return text
+
+
+class CallableObjectProxy(ObjectProxy):
+    """An object of a class with ``__call__`` (a multiplier, a memoizer): an object that is
+    called as a function of the solution is. Other objects are not callable, as in Python."""
+
+    __slots__ = ()
+
+    __call__ = FunctionProxy.__call__
 
 
 class IteratorProxy(ObjectProxy):
@@ -460,7 +519,7 @@ class IteratorProxy(ObjectProxy):
             raised = object.__getattribute__(self, "_raised")
             if raised is not None:  # once the items before it are consumed
                 object.__setattr__(self, "_raised", None)
-                raise _exception(raised)
+                raise object.__getattribute__(self, "_session").exception(raised)
             return False
         chunk: int = object.__getattribute__(self, "_chunk") if ahead else 1
         reply = self._dunder("__next__", chunk)
@@ -511,6 +570,11 @@ class IteratorProxy(ObjectProxy):
         if self._once_left() is not None:
             raise TypeError(f"{self!r} is not subscriptable")
         return self._items()[key]
+
+    def __reversed__(self) -> Any:
+        if self._once_left() is not None:
+            raise TypeError(f"{self!r} is not reversible")
+        return reversed(self._items())
 
 
 # Items of a one-pass iterator asked for at once, at most: few calls for a long one, few items

@@ -14,9 +14,7 @@ import types
 from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, NoReturn
 
-from . import frames, nodes, osutil, plain, process
-
-_MESSAGE_CHARS = 2000
+from . import errors, frames, mutations, nodes, osutil, plain, process
 
 
 def serve_solution(stdout_fd: int, stderr_fd: int, requests_fd: int, replies_fd: int) -> NoReturn:
@@ -55,6 +53,8 @@ class _Server:
         self.handles: dict[int, Any] = {}
         self.by_id: dict[int, int] = {}
         self.next_handle = 1
+        # The current call's mutable arguments, whose changes go back with its reply.
+        self.received: mutations.Received | None = None
 
     def load(self) -> None:
         module = types.ModuleType("solution")
@@ -90,7 +90,10 @@ class _Server:
             except SystemExit as exc:
                 process.finish(process.exit_status(exc))
             except BaseException as exc:  # the solution raised: the test code gets it back
-                reply = {"x": _describe_exception(exc)}
+                reply = {"x": self.exception(exc)}
+            if self.received is not None:  # what it did to the arguments, returned or raised
+                reply.update(self.received.changes())
+                self.received = None
             process.flush()
             try:
                 frames.send(self.replies_fd, reply)
@@ -115,8 +118,11 @@ class _Server:
             return self.result(self.entry(message["name"])(*args))
         target = self.handles[message["h"]]
         if op == "call":
-            args = self.arguments(message)
-            keywords = {k: self.value(v) for k, v in message.get("kw", ())}
+            received = mutations.Received()
+            args = self.arguments(message, received.track)
+            keywords = {k: self.value(v, received.track) for k, v in message.get("kw", ())}
+            received.seal()
+            self.received = received
             return self.describe(target(*args, **keywords))
         if op == "getattr":
             return self.describe(getattr(target, message["name"]))
@@ -154,7 +160,20 @@ class _Server:
             return {"v": None}
         if name == "__str__":
             return self.result(str(target))
+        if name == "__contains__":
+            return self.contains(target, args[0])
+        if name == "__reversed__":
+            return self.result(list(reversed(target)))
         raise ValueError(f"unsupported operation {name!r}")
+
+    def contains(self, target: Any, item: Any) -> dict[str, Any]:
+        """``item in target`` as Python decides it: by the class's ``__contains__`` (its result
+        as data, whose truth the driver takes), or, where the class has none, by the items it
+        iterates (``__iter__``, else ``__getitem__``), which the driver compares itself."""
+        kind = type(target)
+        if any("__contains__" in vars(klass) for klass in kind.__mro__):
+            return self.result(kind.__contains__(target, item))
+        return {**self.result(list(target)), "items": True}
 
     def next_items(self, iterator: Any, count: int) -> dict[str, Any]:
         """Up to ``count`` items; where the iterator raised after some, those items and what
@@ -163,20 +182,30 @@ class _Server:
         try:
             items.extend(itertools.islice(iterator, count))
         except Exception as exc:
-            return {**self.result(items), "raised": _describe_exception(exc)}
+            return {**self.result(items), "raised": self.exception(exc)}
         return self.result(items)
+
+    def exception(self, exc: BaseException) -> list[Any]:
+        """What the solution raised, for the driver to raise in test code (``errors``)."""
+        where = ""
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == process.SOLUTION_PATH:
+                where = f"solution.py line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}"
+            tb = tb.tb_next
+        return errors.describe(exc, where, self.handle)
 
     # -- values ---------------------------------------------------------------------------
 
-    def value(self, data: Any) -> Any:
-        return plain.decode(data, self.handles.__getitem__, self.node_class)
+    def value(self, data: Any, track: Any = None) -> Any:
+        return plain.decode(data, self.handles.__getitem__, self.node_class, track)
 
     def node_class(self, kind: str) -> type:
         # The solution's own ListNode when it defines one, else LeetCode's.
         return nodes.class_in(self.namespace, kind)
 
-    def arguments(self, message: dict[str, Any]) -> list[Any]:
-        return [self.value(item) for item in message.get("args", ())]
+    def arguments(self, message: dict[str, Any], track: Any = None) -> list[Any]:
+        return [self.value(item, track) for item in message.get("args", ())]
 
     def handle(self, obj: Any) -> int:
         known = self.by_id.get(id(obj))
@@ -203,8 +232,14 @@ class _Server:
         if isinstance(value, types.ModuleType):
             return {"m": str(getattr(value, "__name__", ""))}
         if isinstance(value, type):
+            if issubclass(value, BaseException):  # made a class of the driver's (``errors``)
+                with contextlib.suppress(Exception):  # else a class like any other
+                    return {
+                        "c": self.handle(value),
+                        "exc": errors.describe_class(value, self.handle),
+                    }
             return {"c": self.handle(value), "np": reason}
-        if callable(value):
+        if isinstance(value, _ROUTINES):
             return {"f": self.handle(value), "np": reason}
         if isinstance(value, _ITERABLES):
             kind = _REITERABLE.get(type(value))
@@ -219,9 +254,26 @@ class _Server:
             except Exception:
                 return {"o": self.handle(value), "np": reason}
             return {"o": self.handle(items), "np": reason, "it": True, "once": True}
-        return {"o": self.handle(value), "np": reason}
+        # An instance of a class with __call__ is an object with methods and state that can be
+        # called too (test code makes ``Multiplier(3)`` and calls it), not a bare function.
+        return {
+            "o": self.handle(value),
+            "np": reason,
+            **({"call": True} if callable(value) else {}),
+        }
 
 
+# Functions and methods, of Python or C: callable and nothing else (an instance of a class with
+# ``__call__`` is an object that can be called, described as an object).
+_ROUTINES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.MethodWrapperType,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
 # Results test code may iterate (``list(f(x))``, ``set(f(x))``, ``sorted(f(x))``), as it could a
 # generator or ``map`` in Python: they stay here, and only their items cross, as plain data.
 _ITERABLES = (Iterator, range, KeysView, ValuesView, ItemsView)
@@ -234,19 +286,3 @@ _REITERABLE = {
     type({}.values()): "values",
     type({}.items()): "items",
 }
-
-
-def _describe_exception(exc: BaseException) -> list[str]:
-    kind = type(exc)
-    try:
-        message = str(exc)[:_MESSAGE_CHARS]
-    except BaseException:
-        message = "<unprintable>"
-    where = ""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == process.SOLUTION_PATH:
-            where = f"solution.py line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}"
-        tb = tb.tb_next
-    module = kind.__module__ if isinstance(kind.__module__, str) else ""
-    return [module, kind.__qualname__, message, where]

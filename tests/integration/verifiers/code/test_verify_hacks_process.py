@@ -254,3 +254,42 @@ def test_a_forged_limit_or_failure_is_a_wrong_answer(mode: str, forgery: str) ->
     program += "if __name__ == '__main__':\n    print(add(*map(int, input().split())))\n"
     verdict = verify(fenced(program), MODES[mode], {"reward": "fraction"})
     assert (verdict.status, verdict.reward) == ("incorrect", 0.0), verdict.details
+
+
+# What ends a test, made inside a call that test code wraps in ``try: ... except: pass``: the
+# solution process gone (an exit, a signal), its clocks, an output cap, an exception that ends
+# a run. Each ends the test all the same, as in Python (where ``os._exit`` ends the test's
+# process too); before, a bare ``except`` in test code swallowed the harness's own end and the
+# test passed.
+ENDS_OF_A_TEST = {
+    "SystemExit(0)": "raise SystemExit(0)",
+    "sys.exit(1)": "import sys\n    sys.exit(1)",
+    "os._exit(0)": "import os\n    os._exit(0)",
+    "KeyboardInterrupt": "raise KeyboardInterrupt",
+    "GeneratorExit": "raise GeneratorExit",
+    "kills itself": "import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)",
+    "sleeps": "import time\n    time.sleep(30)",
+    "a busy loop": "while True:\n        pass",
+    "floods stdout": "print('x' * 10**7)",
+    # A frame too large to be a reply: the driver's ProtocolError. (A well-formed frame
+    # written before its own reply is only an answer of the solution's, read or not.)
+    "a malformed reply": "import os, struct\n    os.write(4, struct.pack('>I', 1 << 30))\n"
+    "    return 3",
+}
+CATCHES_ALL = [
+    "try:\n    add(1, 2)\nexcept:\n    pass\n",
+    "import pytest\n\ndef test_add():\n    try:\n        add(1, 2)\n    except BaseException:\n"
+    "        pass\n",
+]
+
+
+@pytest.mark.parametrize("test", CATCHES_ALL, ids=["bare except", "pytest, BaseException"])
+@pytest.mark.parametrize("attack", ENDS_OF_A_TEST)
+def test_test_code_that_catches_everything_does_not_catch_the_end_of_a_test(
+    attack: str, test: str
+) -> None:
+    program = f"def add(a, b):\n    {ENDS_OF_A_TEST[attack]}\n"
+    ground_truth = {"language": "python", "mode": "assert", "tests": [test], "time_limit_s": 0.5}
+    _no_reward(verify(fenced(program), ground_truth, {}))
+    honest = verify(fenced(HONEST), ground_truth, {})
+    assert (honest.status, honest.reward) == ("correct", 1.0), honest.details

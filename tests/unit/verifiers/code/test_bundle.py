@@ -41,8 +41,11 @@ def test_a_session_ships_little() -> None:
     # functions a test defines, with a stand-in for pytest, ~16 KiB, told the driver's own
     # MemoryError from the solution's and a module the solution gave from the test's
     # arguments, ~1 KiB, and read a returned iterator for the host as a lifted assert's
-    # operand, ~1.5 KiB.)
-    assert sum(len(data) for data in bundle._files(False).values()) < 88 << 10
+    # operand, ~1.5 KiB; 84 KiB until code 1.7.1 raised the solution's exceptions in test code
+    # as classes of the driver's with their names and bases, and ended a test whose end test
+    # code caught, ~3 KiB; 88 KiB until code 1.7.1 sent back what a call did to the test's
+    # lists, dicts, sets and bytearrays, ~4 KiB, with the pytest stand-in's runner, ~5 KiB.)
+    assert sum(len(data) for data in bundle._files(False).values()) < 100 << 10
 
 
 def test_the_whole_harness_is_offered_as_warm_code_under_its_digest() -> None:

@@ -30,6 +30,7 @@ def _round_trip(value: Any) -> Any:
         -0.0,
         "text",
         b"\x00\xff",
+        bytearray(b"\x00\xff"),
         3 + 4j,
         [1, [2, (3, "4")]],
         (1,),
@@ -222,3 +223,13 @@ def test_to_json_is_what_json_dumps_writes() -> None:
     for not_json in ({1}, b"x", 1j, {(1, 2): 0}, Fraction(1, 2)):
         with pytest.raises(plain.NotPlain):
             plain.to_json(not_json)
+
+
+def test_both_sides_meet_the_mutable_containers_in_the_same_order() -> None:
+    value = [{"k": [1]}, ([2], {3}), bytearray(b"x"), frozenset({4}), "s"]
+    encoded: list[Any] = []
+    decoded: list[Any] = []
+    wire = plain.encode(value, track=encoded.append)
+    plain.decode(plain.loads(plain.dumps(wire)), track=decoded.append)
+    assert [type(c) for c in encoded] == [list, dict, list, set, bytearray, list]
+    assert decoded == encoded and [type(c) for c in decoded] == [type(c) for c in encoded]

@@ -8,45 +8,59 @@ from typing import Any
 import pytest
 
 from service.verifiers.code.harness import plain, proxies
+from service.verifiers.code.harness.errors import SolutionError
 from service.verifiers.code.harness.proxies import (
     HarnessLimit,
     IteratorProxy,
     NotPlainResult,
     ObjectProxy,
     Session,
-    SolutionError,
-    _exception,
     operand,
     raised_in_solution,
 )
 
 
+def _crossed(kind: Any, message: str = "", args: Any = None) -> BaseException:
+    return Session(link=None).exception([kind, message, "solution.py line 3, in f", args, []])
+
+
 def test_builtin_exceptions_cross_as_themselves() -> None:
-    error = _exception(["builtins", "ValueError", "negative", "solution.py line 3, in root"])
+    error = _crossed("ValueError", "negative", ["L", "negative"])
     assert type(error) is ValueError and str(error) == "negative"
+    assert "solution.py line 3" in error.__notes__[0]
 
 
 @pytest.mark.parametrize("name", ["StopIteration", "StopAsyncIteration"])
 def test_exceptions_that_end_iteration_do_not_cross_as_themselves(name: str) -> None:
     # As itself, a StopIteration raised by the solution would end ``map``/``filter`` in the
     # test's loop and skip its asserts.
-    error = _exception(["builtins", name, "", ""])
+    error = _crossed(name)
     assert type(error) is SolutionError
     assert not isinstance(error, (StopIteration, StopAsyncIteration))
     assert name in str(error)
 
 
-def test_exceptions_of_other_classes_are_solution_errors() -> None:
-    assert type(_exception(["solution", "Custom", "x", ""])) is SolutionError
-    assert type(_exception(["builtins", "SystemExit", "0", ""])) is SolutionError
+@pytest.mark.parametrize("name", ["KeyboardInterrupt", "SystemExit", "GeneratorExit"])
+def test_exceptions_that_end_a_run_are_wrong_answers_no_test_code_catches(name: str) -> None:
+    session = Session(link=None)
+    with pytest.raises(NotPlainResult):
+        session.exception([name, "", "", None, []])
+    assert session.invalid is not None and name in session.invalid
+    with pytest.raises(NotPlainResult):  # a class of its own deriving from one
+        _crossed([7, "solution", "Stop", ["BaseException"]])
+
+
+def test_a_malformed_exception_is_the_solution_process_gone() -> None:
+    for described in (["solution", "Custom", "x", ""], ["NoSuchError", "", "", None, []]):
+        assert isinstance(_crossed(described), proxies.SolutionGone)
 
 
 def test_the_solutions_exceptions_are_told_from_the_drivers_own() -> None:
     # A MemoryError the solution raised (or a class of its own it named so) is its word, which
     # is a crash; the driver's own MemoryError is a fact, the test's memory limit.
-    crossed = _exception(["builtins", "MemoryError", "out of memory", ""])
+    crossed = _crossed("MemoryError", "out of memory")
     assert type(crossed) is MemoryError and raised_in_solution(crossed)
-    assert raised_in_solution(_exception(["solution", "MemoryError", "", ""]))
+    assert raised_in_solution(_crossed([3, "solution", "MemoryError", ["Exception"]]))
     assert not raised_in_solution(MemoryError()) and not raised_in_solution(ValueError())
 
 
@@ -100,9 +114,43 @@ def test_an_endless_iterator_is_read_only_as_far_as_needed() -> None:
     assert next(iterator) == 0 and 1000 in iterator and next(iterator) == 1001
 
 
-def test_membership_in_any_object_of_the_solution_comes_from_its_items() -> None:
-    obj = ObjectProxy(Session(_LyingLink()), 1, "STOPWORDS")
-    assert 1 in obj and "the" not in obj
+class _ContainerLink:
+    """A solution process whose object's class has a ``__contains__`` (it answers ``own``) or
+    none (it answers with the items it iterates)."""
+
+    def __init__(self, own: Any) -> None:
+        self.own = own
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert message["op"] == "dunder" and message["name"] == "__contains__"
+        if self.own is None:
+            return {"v": ["L", 1, 2], "items": True}
+        return self.own
+
+
+def test_membership_in_an_object_is_its_classs_answer_as_in_python() -> None:
+    # A BST's __contains__ is the answer under test: asked, its result's truth is taken.
+    assert 5 in ObjectProxy(Session(_ContainerLink({"v": True})), 1, "tree")
+    assert 5 not in ObjectProxy(Session(_ContainerLink({"v": ["L"]})), 1, "tree")
+    # Without one, Python compares the items it iterates: here, over the plain items.
+    by_items = ObjectProxy(Session(_ContainerLink(None)), 1, "STOPWORDS")
+    assert 1 in by_items and "the" not in by_items
+    # A result that is not plain data has no truth test code may take.
+    with pytest.raises(NotPlainResult):
+        _ = 5 in ObjectProxy(Session(_ContainerLink({"o": 3})), 1, "tree")
+
+
+def test_an_object_found_to_be_an_iterator_is_its_items_wherever_it_comes_from() -> None:
+    session = Session(_LyingLink())
+    words = session.attribute({"o": 1, "it": True, "once": True}, "WORDS")
+    assert type(words) is IteratorProxy and 1 in words and "the" not in words
+    assert type(session.attribute({"o": 1}, "bag")) is ObjectProxy
+
+
+def test_only_an_object_of_a_class_with_call_is_callable() -> None:
+    session = Session(_LyingLink())
+    assert callable(session.attribute({"o": 1, "call": True}, "multiplier"))
+    assert not callable(session.attribute({"o": 1}, "bag"))
 
 
 class _RaisingLink(_LyingLink):
@@ -114,7 +162,7 @@ class _RaisingLink(_LyingLink):
         items = list(itertools.islice(self.items, count))
         if len(items) == count:
             return {"v": ["L", *items]}
-        raised = ["builtins", "ValueError", "boom", "solution.py line 3, in g"]
+        raised = ["ValueError", "boom", "solution.py line 3, in g", ["L", "boom"], []]
         return {"v": ["L", *items], "raised": raised}
 
 

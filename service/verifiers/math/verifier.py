@@ -72,7 +72,9 @@ from .structure import Junction, Node, parse_structure
 # extraction, a further clause after the stated value ("Answer: 7; the remainder is 5") not read
 # for the answer, a list ending in dots kept infinite, {n \choose k} and \dbinom as \binom,
 # Unicode roots and number sets, and full-width forms as ASCII.
-CODE_VERSION = "1.7.1"
+# 1.7.2: a constant with a logarithm against a long decimal told apart before simplify() (it
+# never returned).
+CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

@@ -349,7 +349,7 @@ def test_determinism() -> None:
 
 
 def test_versions() -> None:
-    assert CODE_VERSION == "1.7.1"
+    assert CODE_VERSION == "1.7.2"
     for name in ("sympy", "latex2sympy2_extended", "antlr4-python3-runtime", "mpmath"):
         assert LIBRARY_VERSIONS[name] not in ("", "missing")
 

@@ -88,9 +88,23 @@ _TAKES_BACK = re.compile(
     re.I,
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
-_NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
+# Also "the answer cannot be 5", "must not be", "could never be", "is unlikely to be", "is not
+# equal to", "we can rule out 5".
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bcannot|\bunlikely\s+to|\brul(?:e|ed|ing)\s+out|"
+    r"\b(?:false\s+that|no\s+way)\s+the\s+answer\s+is)"
+    r"(?:\s+(?:be|been|equals?(?:\s+to)?))?\s*(?:\$|\\\()?\s*$",
+    re.I,
+)
+_NEGATED_WINDOW = 40
+# "5 is not the answer.", "So 5 is impossible.": a value the words after it deny.
+_DENIED_AFTER = re.compile(
+    r"\s*(?:\$|\\\))?\s*(?:is|was)\s*(?:not\b|n't\b|never\b|impossible\b|ruled\s+out\b|"
+    r"wrong\b|incorrect\b|excluded\b)",
+    re.I,
+)
 # "The answer is not 5.": a statement that denies a value states no answer.
-_DENIED = re.compile(r"^(?:not\b|n't\b)", re.I)
+_DENIED = re.compile(r"^(?:not\b|n't\b|never\b|unlikely\b|hardly\b)", re.I)
 # "A common mistake is to think the answer is 5", "If we had forgotten the edge case, the
 # answer is 5", "For three coins instead of two, the answer is 1/8": the sentence reports a
 # value someone might give, or the answer to another question. Such a statement is nobody's
@@ -101,7 +115,11 @@ _NOT_OURS = re.compile(
     r"suggest|suggests|suggested|guess|guessed|tempting|mistake|mistakes|mistaken|mistakenly|"
     r"naive|naively|common|erroneous|erroneously|incorrectly|wrongly|instead|otherwise|"
     r"harder|easier|variant|version|original|earlier|previously|initially|reference|key|"
-    r"official|textbook|classmate|classmates|according|sources|reported)\b",
+    r"official|textbook|classmate|classmates|according|sources|reported|"
+    # Someone else's value, or an example of the format: "The expected answer is 5", "My
+    # friend's answer is 5", "Example format: The answer is 5".
+    r"expected|expects|expect|given|provided|teacher|friend|chatgpt|gpt|model|manual|user|"
+    r"example|format|false\s+that|no\s+way)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
@@ -182,7 +200,11 @@ def _read_box(text: str, start: int, cmd_len: int) -> _Box | None:
 
 # A box quoted from elsewhere, or called wrong right after it, is not the completion's answer
 # when an earlier box is.
-_QUOTED = re.compile(r"\b(?:reference|answer\s+key|official|textbook|classmates?)\b", re.I)
+_QUOTED = re.compile(
+    r"\b(?:reference|answer\s+key|official|textbook|classmates?|example|"
+    r"(?:first|previous|earlier|other)\s+(?:attempt|try|approach)|wrong\s+(?:approach|method))\b",
+    re.I,
+)
 _CALLED_WRONG = re.compile(
     r"^\s*\$?\s*\)?\s*,?\s*(?:which\s+)?(?:is|was)\s+(?:a\s+(?:common\s+)?)?"
     r"(?:wrong|incorrect|mistaken|false|an?\s+(?:error|mistake|typo))\b",
@@ -409,7 +431,7 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
             conditions.append(m.span())
             rejected.append(m.span())
             continue
-        if _ruled_out(tail, m.start()):
+        if _ruled_out(tail, m.start()) or _denied_after(tail, m.end()):
             rejected.append(m.span())
             continue
         content = next(g for g in m.groups() if g is not None)
@@ -424,7 +446,9 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
     for n in _NUMBER.finditer(tail):
         if best is not None and n.end() <= best[0]:
             continue
-        if _ruled_out(tail, n.start()) or any(a <= n.start() < b for a, b in rejected):
+        if _ruled_out(tail, n.start()) or _denied_after(tail, n.end()):
+            continue
+        if any(a <= n.start() < b for a, b in rejected):
             continue
         best = (n.end(), (n.group(0),))
     return best[1] if best else None
@@ -437,7 +461,12 @@ def _condition(text: str, start: int) -> bool:
 
 def _ruled_out(text: str, start: int) -> bool:
     """The value at ``start`` follows "not" ("4, not 3"): it is rejected, not answered."""
-    return bool(_NEGATED.search(text, max(0, start - 12), start))
+    return bool(_NEGATED.search(text, max(0, start - _NEGATED_WINDOW), start))
+
+
+def _denied_after(text: str, end: int) -> bool:
+    """The value ending at ``end`` is denied by the words after it ("5 is not the answer")."""
+    return bool(_DENIED_AFTER.match(text, end))
 
 
 def _answer_block(text: str) -> str | None:

@@ -73,7 +73,9 @@ from .structure import Junction, Node, parse_structure
 # for the answer, a list ending in dots kept infinite, {n \choose k} and \dbinom as \binom,
 # Unicode roots and number sets, and full-width forms as ASCII.
 # 1.7.2: a constant with a logarithm against a long decimal told apart before simplify() (it
-# never returned).
+# never returned), someone else's answer after the box (expected, given, a friend's, an example
+# of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
+# not read as the answer.
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

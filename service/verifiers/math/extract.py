@@ -518,7 +518,14 @@ def part_boxes(found: Extraction) -> tuple[str, ...]:
 
 
 # Text that is never shown: an HTML comment, a TeX \iffalse block.
-_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)", re.S)
+# Also a comment environment, what follows \\end{document}, and
+# what follows a redefinition of \\boxed (\\renewcommand{\\boxed}[1]{}: its boxes print nothing).
+_HIDDEN = re.compile(
+    r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)|\\begin\{comment\}.*?(?:\\end\{comment\}|$)"
+    r"|\\end\{document\}.*|\\(?:(?:re)?newcommand\*?\s*\{?\s*|def\s*)\\(?:boxed|fbox)\b.*",
+    re.S,
+)
+_IFTRUE = re.compile(r"\\iftrue\b(.*?)(?:\\else\b.*?)?(?:\\fi\b|$)", re.S)
 _THINK_END = "</think>"
 # A TeX comment: an unescaped "%" to the end of its line. A percent sign is not one: it follows
 # a number ("25%", "25 %"), a group, a bracket or a formula ("\\frac{1}{2}%", "$25$%"), or is a
@@ -537,11 +544,13 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     After a reasoning block (``<think> ... </think>``) the answer is what follows it when that
     states one: a box tried inside the reasoning is not the answer given after it."""
     text = completion[-MAX_SCAN_CHARS:]
-    if "<!--" in text or "\\iffalse" in text:
+    if "<!--" in text or "\\if" in text or "\\end{" in text or "command" in text or "\\def" in text:
         text = _HIDDEN.sub(" ", text)
+        if "\\iftrue" in text:
+            text = _IFTRUE.sub(r" \1 ", text)
     if "%" in text:
         text = _COMMENT.sub("", text)
-    if "phantom" in text or "color" in text:
+    if "phantom" in text or "color" in text or "scalebox" in text or "resizebox" in text:
         text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
     if _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]

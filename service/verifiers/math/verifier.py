@@ -75,7 +75,8 @@ from .structure import Junction, Node, parse_structure
 # 1.7.2: a constant with a logarithm against a long decimal told apart before simplify() (it
 # never returned), someone else's answer after the box (expected, given, a friend's, an example
 # of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
-# not read as the answer.
+# not read as the answer; boxes in a comment environment, \iftrue's \else, after \end{document}
+# or a redefinition of \boxed, in a zero scalebox or near-white ink dropped.
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -96,6 +96,13 @@ _CHOOSE_WHOLE = re.compile("^" + _CHOOSE_ARG + "$")
 _THOUSANDS_THIN = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\,(?=\d{3}(?!\d))")
 _NEG_SPACE = re.compile(r"(?<!\\)\\!")
 _QUOTES = re.compile(r"\\?\"|''|``")
+# Primes on a one-letter name (f'(x), y'', A'B', f^{\prime}): the parser deletes "'" and
+# _QUOTES deletes "''", which made f'(x) equal f(x). They become a subscript that is kept, one
+# \prime per mark, so f'(x) and f^{\prime}(x) are one name and y'' is not y'.
+_PRIMES = re.compile(
+    r"(?<![\\A-Za-z])([A-Za-z])((?:'|\^\s*\\prime\b|\^\s*\{(?:\s*\\prime\b|')+\s*\})+)"
+)
+_PRIME_MARK = re.compile(r"'|\\prime\b")
 _EULER = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*e\s*\}|\\rm\s+e(?![a-zA-Z])")
 # "3+2\\mathrm{i}": an upright i is the imaginary unit (ISO style), never a unit label to drop.
 _UPRIGHT_I = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*i\s*\}")
@@ -464,6 +471,11 @@ def drop_invisible(text: str) -> str:
     return _EMPTY_GROUP.sub("", shown) if len(shown) < len(text) else shown
 
 
+def _primes(m: re.Match[str]) -> str:
+    count = len(_PRIME_MARK.findall(m.group(2)))
+    return m.group(1) + "_{" + "\\prime" * count + "}"
+
+
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified.
 
@@ -492,6 +504,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _STYLE.sub("", s)
     s = _THOUSANDS_THIN.sub(",", s)
     s = _NEG_SPACE.sub("", s)
+    if "'" in s or "\\prime" in s:
+        s = _PRIMES.sub(_primes, s)
     s = _QUOTES.sub(" ", s)
     s = _EULER.sub("e", s)
     s = _UPRIGHT_I.sub("i", s)

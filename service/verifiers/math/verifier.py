@@ -76,7 +76,8 @@ from .structure import Junction, Node, parse_structure
 # never returned), someone else's answer after the box (expected, given, a friend's, an example
 # of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
 # not read as the answer; boxes in a comment environment, \iftrue's \else, after \end{document}
-# or a redefinition of \boxed, in a zero scalebox or near-white ink dropped.
+# or a redefinition of \boxed, in a zero scalebox or near-white ink dropped; primes kept (f'(x)
+# is not f(x); f^{\prime}(x) is f'(x)).
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -129,6 +129,14 @@ _CONDITION = re.compile(
     r"\s*,?\s*(?:\$|\\\()?\s*$",
     re.I,
 )
+# "The maximum is 12 at x = 3.", "The maximum value is $12$ at $x=3$": right after a value, a
+# condition ("at", "for", "when", "if", "where", "with", "attained at") on a variable.
+_AFTER_VALUE = (
+    r"(?:\d|\$|\\\))\s*,?\s*(?:(?:attained|achieved|reached|obtained|occurring|occurs)\s+)?"
+    r"(?:at|for|when|if|where|with)\s*"
+)
+_VALUE_CONDITION = re.compile(_AFTER_VALUE + r"[A-Za-z]\s*=\s*$", re.I)  # before a number
+_VALUE_CONDITION_FORMULA = re.compile(_AFTER_VALUE + r"$", re.I)  # before a formula
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _BOLD_LABEL = re.compile(
     r"^\s*(?:final\s+)?(?:answer|solution|step\b.*|note|result)\s*:?\s*$", re.I
@@ -448,6 +456,12 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
             continue
         if _ruled_out(tail, n.start()) or _denied_after(tail, n.end()):
             continue
+        if (
+            skip_conditions
+            and best is not None
+            and _VALUE_CONDITION.search(tail, max(0, n.start() - 40), n.start())
+        ):
+            continue  # "12 at x = 3": the condition's value
         if any(a <= n.start() < b for a, b in rejected):
             continue
         best = (n.end(), (n.group(0),))
@@ -456,7 +470,10 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
 
 def _condition(text: str, start: int) -> bool:
     """The formula at ``start`` says where a value is attained ("attained at $x=1$")."""
-    return bool(_CONDITION.search(text, max(0, start - 40), start))
+    window = max(0, start - 40)
+    if _CONDITION.search(text, window, start):
+        return True
+    return bool(_VALUE_CONDITION_FORMULA.search(text, window, start))
 
 
 def _ruled_out(text: str, start: int) -> bool:

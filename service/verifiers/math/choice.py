@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 
 from .compare import same
-from .normalize import normalize_answer, strip_delimiters, unwrap_text_commands
+from .normalize import (
+    full_width_as_ascii,
+    normalize_answer,
+    strip_delimiters,
+    unwrap_text_commands,
+)
 from .semantics import Ctx, interpret
 from .structure import parse_structure
 
@@ -51,6 +56,8 @@ def _choice_text(text: str) -> str:
     """An answer as option letters are read from it: no delimiters, text commands or bold,
     single spaces, no closing full stop."""
     s = unwrap_text_commands(strip_delimiters(text)).replace("**", "")
+    if not s.isascii():
+        s = full_width_as_ascii(s)  # "Ｃ", "（Ｃ）"
     return _WS.sub(" ", s).strip().rstrip(".").strip()
 
 

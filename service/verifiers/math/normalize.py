@@ -71,6 +71,17 @@ _UNICODE = {
     "\u2060": "",
     "\u00ad": "",
     "\ufeff": "",
+    # Direction marks and embeddings/isolates: they order the text, digits stay in order. (The
+    # overrides U+202D/U+202E reverse what follows and are kept.)
+    "\u200e": "",
+    "\u200f": "",
+    "\u202a": "",
+    "\u202b": "",
+    "\u202c": "",
+    "\u2066": "",
+    "\u2067": "",
+    "\u2068": "",
+    "\u2069": "",
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
@@ -84,7 +95,11 @@ _ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 
-_SIZING = re.compile(r"\\(?:left|right|[bB]igg?[lr]?|middle)(?![a-zA-Z])\s*")
+# Also the font sizes (\\large 5, \\Large{5}): size is nothing of the value.
+_SIZING = re.compile(
+    r"\\(?:left|right|[bB]igg?[lr]?|middle|tiny|scriptsize|footnotesize|small|normalsize|"
+    r"large|Large|LARGE|huge|Huge)(?![a-zA-Z])\s*"
+)
 _SIZING_DOT = re.compile(r"\\(?:left|right)\s*\.")
 _FRAC_VARIANTS = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _BINOM_VARIANTS = re.compile(r"\\[dt]binom(?![a-zA-Z])")
@@ -549,6 +564,11 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def full_width_as_ascii(s: str) -> str:
+    """Full-width forms (U+FF01-FF5E) as their ASCII characters (``Ｃ`` is ``C``)."""
+    return s.translate(_FULL_WIDTH)
 
 
 def _unicode(s: str) -> str:

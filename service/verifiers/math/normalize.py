@@ -95,6 +95,11 @@ _ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 
+# An odd root of a negative number is the real root (\\sqrt[3]{-27} is -3), as MATH-style
+# problems mean it; sympy would take the principal complex root.
+_ODD_ROOT_OF_NEGATIVE = re.compile(
+    r"\\sqrt\s*\[\s*(\d*[13579])\s*\]\s*\{\s*-\s*(\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s*\}"
+)
 # Also the font sizes (\\large 5, \\Large{5}): size is nothing of the value.
 _SIZING = re.compile(
     r"\\(?:left|right|[bB]igg?[lr]?|middle|tiny|scriptsize|footnotesize|small|normalsize|"
@@ -516,6 +521,8 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _FRAC_VARIANTS.sub(r"\\frac", s)
     if "binom" in s or "choose" in s:
         s = _binomials(s)
+    if "\\sqrt[" in s:
+        s = _ODD_ROOT_OF_NEGATIVE.sub(r"(-\\sqrt[\1]{\2})", s)
     s = _STYLE.sub("", s)
     s = _THOUSANDS_THIN.sub(",", s)
     s = _NEG_SPACE.sub("", s)

@@ -79,7 +79,8 @@ from .structure import Junction, Node, parse_structure
 # or a redefinition of \boxed, in a zero scalebox or near-white ink dropped; primes kept (f'(x)
 # is not f(x); f^{\prime}(x) is f'(x)), and a label that changes the value (lakh, twelfths,
 # times three, recurring, 5\text{e-3}, 1\text{ in 6}) never dropped as a unit; "12 at x = 3"
-# answers 12; full-width option letters, direction marks and font sizes read.
+# answers 12; full-width option letters, direction marks and font sizes read; an odd root of a
+# negative number real (\sqrt[3]{-27} is -3).
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -17,6 +17,9 @@ from .structure import parse_structure
 _GT_LETTER = re.compile(r"^\(?([A-E])\)?$")
 # "\textbf{(B) }12": the option and its value, as AMC answers are often written.
 _GT_LETTER_VALUE = re.compile(r"^\(([A-E])\)\s*(\S.*)$", re.DOTALL)
+# "C: 7" (normalised "C:7"), as cn_k12/NuminaMath write an option and its value: a value that
+# starts as a number or formula does (a ratio of names, "A:B", is not one).
+_GT_LETTER_COLON = re.compile(r"^([A-E])\s*:\s*(?=[-\d\\$.])(\S.*)$", re.DOTALL)
 _PIECES = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b)\s*", re.IGNORECASE)
 _LETTER = (
     re.compile(r"^\(?([A-E])\)?\.?$"),
@@ -46,7 +49,7 @@ def ground_truth_option(normalized: str) -> tuple[str | None, str | None]:
     m = _GT_LETTER.match(s)
     if m:
         return m.group(1), None
-    m = _GT_LETTER_VALUE.match(s)
+    m = _GT_LETTER_VALUE.match(s) or _GT_LETTER_COLON.match(s)
     if m:
         return m.group(1), m.group(2).strip()
     return None, None

@@ -80,7 +80,7 @@ from .structure import Junction, Node, parse_structure
 # is not f(x); f^{\prime}(x) is f'(x)), and a label that changes the value (lakh, twelfths,
 # times three, recurring, 5\text{e-3}, 1\text{ in 6}) never dropped as a unit; "12 at x = 3"
 # answers 12; full-width option letters, direction marks and font sizes read; an odd root of a
-# negative number real (\sqrt[3]{-27} is -3).
+# negative number real (\sqrt[3]{-27} is -3); a ground truth "C: 7" an option with its value.
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -542,6 +542,17 @@ _HIDDEN = re.compile(
     r"|\\end\{document\}.*|\\(?:(?:re)?newcommand\*?\s*\{?\s*|def\s*)\\(?:boxed|fbox)\b.*",
     re.S,
 )
+# An HTML element a browser does not show (display:none, visibility:hidden, the hidden attribute).
+_HTML_HIDDEN = re.compile(
+    r"<(?P<tag>[A-Za-z][\w-]*)\b[^<>]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)"
+    r"[^<>]*>.*?(?:</(?P=tag)\s*>|$)",
+    re.S | re.I,
+)
+# A macro defined to print nothing: "\\newcommand{\\hide}[1]{}", "\\def\\hide#1{}".
+_EMPTY_MACRO = re.compile(
+    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*\\(?P<name>[A-Za-z]+)\s*\}?\s*(?:\[\s*\d\s*\])?"
+    r"|def\s*\\(?P<dname>[A-Za-z]+)\s*(?:#\d\s*)*)\s*\{\s*\}"
+)
 _IFTRUE = re.compile(r"\\iftrue\b(.*?)(?:\\else\b.*?)?(?:\\fi\b|$)", re.S)
 _THINK_END = "</think>"
 # A TeX comment: an unescaped "%" to the end of its line. A percent sign is not one: it follows
@@ -555,6 +566,26 @@ _COMMENT = re.compile(
 )
 
 
+def _drop_empty_macros(text: str) -> str:
+    """Without the macros defined to print nothing, and what they were given (one braced
+    argument, as ``\\hide{\\boxed{5}}``): their boxes are never seen."""
+    names = {m.group("name") or m.group("dname") for m in _EMPTY_MACRO.finditer(text)}
+    text = _EMPTY_MACRO.sub(" ", text)
+    for name in names:
+        use = re.compile(rf"\\{name}(?![A-Za-z])\s*")
+        out: list[str] = []
+        pos = 0
+        while (m := use.search(text, pos)) is not None:
+            out.append(text[pos : m.start()])
+            pos = m.end()
+            if text.startswith("{", pos):
+                close = find_closing_brace(text, pos)
+                pos = len(text) if close < 0 else close + 1
+        out.append(text[pos:])
+        text = "".join(out)
+    return text
+
+
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     """Locate the final answer; None means the completion states no answer.
 
@@ -565,6 +596,10 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
         text = _HIDDEN.sub(" ", text)
         if "\\iftrue" in text:
             text = _IFTRUE.sub(r" \1 ", text)
+    if "command" in text or "\\def" in text:
+        text = _drop_empty_macros(text)
+    if "<" in text and ("none" in text or "hidden" in text):
+        text = _HTML_HIDDEN.sub(" ", text)
     if "%" in text:
         text = _COMMENT.sub("", text)
     if "phantom" in text or "color" in text or "scalebox" in text or "resizebox" in text:

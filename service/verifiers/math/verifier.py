@@ -76,7 +76,8 @@ from .structure import Junction, Node, parse_structure
 # never returned), someone else's answer after the box (expected, given, a friend's, an example
 # of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
 # not read as the answer; boxes in a comment environment, \iftrue's \else, after \end{document}
-# or a redefinition of \boxed, in a zero scalebox or near-white ink dropped; primes kept (f'(x)
+# or a redefinition of \boxed, in a zero scalebox, near-white ink, a macro defined to print
+# nothing or a hidden HTML element dropped; primes kept (f'(x)
 # is not f(x); f^{\prime}(x) is f'(x)), and a label that changes the value (lakh, twelfths,
 # times three, recurring, 5\text{e-3}, 1\text{ in 6}) never dropped as a unit; "12 at x = 3"
 # answers 12; full-width option letters, direction marks and font sizes read; an odd root of a

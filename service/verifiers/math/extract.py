@@ -118,8 +118,9 @@ _NOT_OURS = re.compile(
     r"official|textbook|classmate|classmates|according|sources|reported|"
     # Someone else's value, or an example of the format: "The expected answer is 5", "My
     # friend's answer is 5", "Example format: The answer is 5".
-    r"expected|expects|expect|given|provided|teacher|friend|chatgpt|gpt|model|manual|user|"
-    r"example|format|false\s+that|no\s+way)\b",
+    r"expected|expects|expect|(?:the|a|our)\s+given|given(?=\s*$)|provided|teacher|"
+    r"friend|chatgpt|gpt|model's|(?:other|another|language|ai)\s+model|manual|user's|"
+    r"example|false\s+that|no\s+way)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")

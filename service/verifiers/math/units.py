@@ -84,8 +84,9 @@ _CHANGING = re.compile(
     re.IGNORECASE,
 )
 # A digit in the label that is not a unit's power: "5 \\text{e-3}", "1 \\text{ in 6}",
-# "3 \\text{ to 2}" change the value ("cm^2", "m^{-1}" stay units).
-_LABEL_POWER = re.compile(r"\^\s*\{?\s*-?\d+\s*\}?")
+# "3 \\text{ to 2}" change the value ("cm^2", "m^{-1}" stay units, and a modulus, "5 \\text{
+# (mod 7)}", names the residue's class as before).
+_LABEL_POWER = re.compile(r"\^\s*\{?\s*-?\d+\s*\}?|\b(?:mod|modulo)\s*\d+")
 _DIGIT = re.compile(r"\d")
 # "5 \\text{ squared}" changes the value; "5 \\text{ meters squared}" is a unit's power.
 _POWER_WORD = re.compile(r"^\s*(?:squared|cubed)\b", re.IGNORECASE)

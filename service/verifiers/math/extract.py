@@ -377,12 +377,23 @@ def _last_anchor(text: str, forms: frozenset[str]) -> tuple[int, str, str] | Non
             rest = text[m.end() : m.end() + 2000]
             if _DENIED.match(rest.lstrip(" \t*:")):
                 continue
-            if form == "answer_is" and _NOT_OURS.search(_sentence_before(text, m.start())):
+            if form == "answer_is" and _NOT_OURS.search(_own_clause(text, m.start())):
                 continue
             content = _cut_statement(rest)
             if _plausible(content):
                 return m.start(), content, form
     return None
+
+
+# "I think it's (B) but the answer is (C)": what follows "but" is set against what came before.
+_CONTRAST = re.compile(r".*\b(?:but|however|yet)\b", re.I | re.S)
+
+
+def _own_clause(text: str, end: int) -> str:
+    """The sentence before ``end`` from its last "but" / "however" on (all of it without one)."""
+    sentence = _sentence_before(text, end)
+    contrast = _CONTRAST.match(sentence)
+    return sentence[contrast.end() :] if contrast else sentence
 
 
 def _sentence_before(text: str, end: int) -> str:

@@ -48,6 +48,12 @@ _CURRENCY_PREFIX = re.compile(
     r"|(?:€|£|¥|₹|\\?\$)(?:\s*\})?\s*(?=[-+]?\s*\.?\d)))",
     re.IGNORECASE,
 )
+# An amount of money with a magnitude letter ("\\$2.5\\text{M}", "\\$5K"): K, M, B are a
+# thousand, a million, a billion here (not kelvin or molar), so the letter is not a unit.
+_CURRENCY_MAGNITUDE = re.compile(
+    r"^[+-]?\s*(?:\\text\{\s*)?(?:\\?\$|€|£|¥|₹)\s*\}?\s*[\d.,]+\s*"
+    r"(?:\\(?:text|mathrm)\s*\{\s*(?:[KMBkb]|bn|mn|mil)\s*\}|(?:[KMBkb]|bn|mn|mil))\s*$"
+)
 _WORDS_SUFFIX = re.compile(r"(?<=\d)\s+[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,3}$")
 _NUMBERISH = re.compile(r"^[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+|\d+/\d+)%?$")
 
@@ -125,6 +131,8 @@ def split_units(text: str) -> tuple[str, tuple[str, ...]]:
     (last first). Plain trailing words (``12 apples``) are only dropped after a bare number,
     so ``5x`` or ``3 or 4`` are never affected."""
     s = text.strip()
+    if ("$" in s or not s.isascii()) and _CURRENCY_MAGNITUDE.match(s):
+        return s, ()  # "\\$2.5\\text{M}" is 2.5 million dollars: never 2.5
     labels: list[str] = []
     # Compound units ("\\text{erg}\\,\\text{cm}^{-2}\\,\\text{s}^{-1}") go one label a round.
     for _ in range(5):

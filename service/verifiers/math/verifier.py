@@ -73,15 +73,16 @@ from .structure import Junction, Node, parse_structure
 # for the answer, a list ending in dots kept infinite, {n \choose k} and \dbinom as \binom,
 # Unicode roots and number sets, and full-width forms as ASCII.
 # 1.7.2: a constant with a logarithm against a long decimal told apart before simplify() (it
-# never returned), someone else's answer after the box (expected, given, a friend's, an example
+# never returned); someone else's answer after the box (expected, given, a friend's, an example
 # of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
-# not read as the answer; boxes in a comment environment, \iftrue's \else, after \end{document}
-# or a redefinition of \boxed, in a zero scalebox, near-white ink, a macro defined to print
-# nothing or a hidden HTML element dropped; primes kept (f'(x)
-# is not f(x); f^{\prime}(x) is f'(x)), and a label that changes the value (lakh, twelfths,
-# times three, recurring, 5\text{e-3}, 1\text{ in 6}) never dropped as a unit; "12 at x = 3"
-# answers 12; full-width option letters, direction marks and font sizes read; an odd root of a
-# negative number real (\sqrt[3]{-27} is -3); a ground truth "C: 7" an option with its value.
+# not read as the answer, but "the answer is" after "but" the completion's own; boxes in a
+# comment environment, \iftrue's \else, after \end{document} or a redefinition of \boxed, in a
+# zero scalebox, near-white ink, a macro defined to print nothing or a hidden HTML element
+# dropped; primes kept (f'(x) is not f(x); f^{\prime}(x) is f'(x)); a label that changes the
+# value (lakh, twelfths, times three, recurring, 5\text{e-3}, 1\text{ in 6}, \$2.5\text{M})
+# never dropped as a unit; "12 at x = 3" answers 12; full-width option letters, direction marks
+# and font sizes read; an odd root of a negative number real (\sqrt[3]{-27} is -3); a ground
+# truth "C: 7" an option with its value.
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

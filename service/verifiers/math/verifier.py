@@ -82,7 +82,7 @@ from .structure import Junction, Node, parse_structure
 # value (lakh, twelfths, times three, recurring, 5\text{e-3}, 1\text{ in 6}, \$2.5\text{M})
 # never dropped as a unit; "12 at x = 3" answers 12; full-width option letters, direction marks
 # and font sizes read; an odd root of a negative number real (\sqrt[3]{-27} is -3); a ground
-# truth "C: 7" an option with its value.
+# truth "C: 7" an option with its value; "2\sqrt{3} \approx 3.46" answers a rounded 3.46.
 CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200

@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 
 from .compare import same
-from .normalize import normalize_answer, strip_delimiters, unwrap_text_commands
+from .normalize import (
+    full_width_as_ascii,
+    normalize_answer,
+    strip_delimiters,
+    unwrap_text_commands,
+)
 from .semantics import Ctx, interpret
 from .structure import parse_structure
 
 _GT_LETTER = re.compile(r"^\(?([A-E])\)?$")
 # "\textbf{(B) }12": the option and its value, as AMC answers are often written.
 _GT_LETTER_VALUE = re.compile(r"^\(([A-E])\)\s*(\S.*)$", re.DOTALL)
+# "C: 7" (normalised "C:7"), as cn_k12/NuminaMath write an option and its value: a value that
+# starts as a number or formula does (a ratio of names, "A:B", is not one).
+_GT_LETTER_COLON = re.compile(r"^([A-E])\s*:\s*(?=[-\d\\$.])(\S.*)$", re.DOTALL)
 _PIECES = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b)\s*", re.IGNORECASE)
 _LETTER = (
     re.compile(r"^\(?([A-E])\)?\.?$"),
@@ -41,7 +49,7 @@ def ground_truth_option(normalized: str) -> tuple[str | None, str | None]:
     m = _GT_LETTER.match(s)
     if m:
         return m.group(1), None
-    m = _GT_LETTER_VALUE.match(s)
+    m = _GT_LETTER_VALUE.match(s) or _GT_LETTER_COLON.match(s)
     if m:
         return m.group(1), m.group(2).strip()
     return None, None
@@ -51,6 +59,8 @@ def _choice_text(text: str) -> str:
     """An answer as option letters are read from it: no delimiters, text commands or bold,
     single spaces, no closing full stop."""
     s = unwrap_text_commands(strip_delimiters(text)).replace("**", "")
+    if not s.isascii():
+        s = full_width_as_ascii(s)  # "Ｃ", "（Ｃ）"
     return _WS.sub(" ", s).strip().rstrip(".").strip()
 
 

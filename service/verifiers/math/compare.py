@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 from .clock import clocks_same
+from .digits import agrees_to_digits
 from .evidence import NUMERIC, SIGNIFICANT_DIGITS, UNITS_DIFFER, collect, deciding
+from .parse import has_decimal_literal
 from .semantics import (
     Ctx,
     Equation,
@@ -24,7 +26,14 @@ from .semantics import (
 )
 from .structure import split_top_level
 from .symbolic import equations_equal, exprs_equal, inequalities_equal
-from .values import is_symbol_name, leaf_expr, leaf_matrix, leaves_equal, resolve_leaf
+from .values import (
+    is_symbol_name,
+    leaf_expr,
+    leaf_matrix,
+    leaves_equal,
+    resolve_leaf,
+    significant_digits,
+)
 
 MAX_DEPTH = 10
 _MAX_RATIO_TERMS = 20
@@ -278,6 +287,24 @@ def _ratios_same(g_text: str, a_text: str, ctx: Ctx) -> bool | None:
     )
 
 
+def _approximation_same(g: Scalar, a: Scalar, ctx: Ctx) -> bool:
+    """``2\\sqrt{3} \\approx 3.46`` against a rounded ground truth ``3.46``: the decimal
+    answers it when it is the ground truth and the exact value agrees with it to every digit
+    written (one unit in its last significant digit), so a wrong exact value never passes."""
+    if a.approx is None or not has_decimal_literal(g.text):
+        return False
+    digits = significant_digits(a.approx)
+    decimal = resolve_leaf(a.approx, ctx.max_length)
+    exact = leaf_expr(a.text, ctx.max_length)
+    if digits is None or decimal.number is None or decimal.number.frac is None or exact is None:
+        return False
+    if not leaves_equal(g.text, a.approx, ctx.max_length, None):
+        return False
+    if not (exact.constant and exact.exact):
+        return False
+    return agrees_to_digits(exact.expr, decimal.number.frac, digits) is True
+
+
 def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
     """True when answer ``a`` is mathematically the ground truth ``g``."""
     if depth > MAX_DEPTH:
@@ -293,6 +320,8 @@ def same(g: Sem, a: Sem, ctx: Ctx, depth: int = 0) -> bool:
         # "x = 3" answers "3": compare what the equation states with the expected value.
         return any(same(g, v, ctx, depth + 1) for v in _answer_values(a))
     if isinstance(g, Scalar):
+        if isinstance(a, Scalar) and a.approx is not None:
+            return same(g, Scalar(a.text), ctx, depth + 1) or _approximation_same(g, a, ctx)
         if isinstance(a, Scalar) and (clock := clocks_same(g.text, a.text)) is not None:
             return clock  # 2:30 PM is not 1:15 PM, although 2:30 = 1:15 as ratios
         if isinstance(a, Scalar) and (ratios := _ratios_same(g.text, a.text, ctx)) is not None:

@@ -88,9 +88,23 @@ _TAKES_BACK = re.compile(
     re.I,
 )
 # The last number of "so x is 4, not 3" is the one ruled out.
-_NEGATED = re.compile(r"(?:\bnot|n't)\s*(?:\$|\\\()?\s*$", re.I)
+# Also "the answer cannot be 5", "must not be", "could never be", "is unlikely to be", "is not
+# equal to", "we can rule out 5".
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bcannot|\bunlikely\s+to|\brul(?:e|ed|ing)\s+out|"
+    r"\b(?:false\s+that|no\s+way)\s+the\s+answer\s+is)"
+    r"(?:\s+(?:be|been|equals?(?:\s+to)?))?\s*(?:\$|\\\()?\s*$",
+    re.I,
+)
+_NEGATED_WINDOW = 40
+# "5 is not the answer.", "So 5 is impossible.": a value the words after it deny.
+_DENIED_AFTER = re.compile(
+    r"\s*(?:\$|\\\))?\s*(?:is|was)\s*(?:not\b|n't\b|never\b|impossible\b|ruled\s+out\b|"
+    r"wrong\b|incorrect\b|excluded\b)",
+    re.I,
+)
 # "The answer is not 5.": a statement that denies a value states no answer.
-_DENIED = re.compile(r"^(?:not\b|n't\b)", re.I)
+_DENIED = re.compile(r"^(?:not\b|n't\b|never\b|unlikely\b|hardly\b)", re.I)
 # "A common mistake is to think the answer is 5", "If we had forgotten the edge case, the
 # answer is 5", "For three coins instead of two, the answer is 1/8": the sentence reports a
 # value someone might give, or the answer to another question. Such a statement is nobody's
@@ -101,7 +115,12 @@ _NOT_OURS = re.compile(
     r"suggest|suggests|suggested|guess|guessed|tempting|mistake|mistakes|mistaken|mistakenly|"
     r"naive|naively|common|erroneous|erroneously|incorrectly|wrongly|instead|otherwise|"
     r"harder|easier|variant|version|original|earlier|previously|initially|reference|key|"
-    r"official|textbook|classmate|classmates|according|sources|reported)\b",
+    r"official|textbook|classmate|classmates|according|sources|reported|"
+    # Someone else's value, or an example of the format: "The expected answer is 5", "My
+    # friend's answer is 5", "Example format: The answer is 5".
+    r"expected|expects|expect|(?:the|a|our)\s+given|given(?=\s*$)|provided|teacher|"
+    r"friend|chatgpt|gpt|model's|(?:other|another|language|ai)\s+model|manual|user's|"
+    r"example|false\s+that|no\s+way)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
@@ -111,6 +130,14 @@ _CONDITION = re.compile(
     r"\s*,?\s*(?:\$|\\\()?\s*$",
     re.I,
 )
+# "The maximum is 12 at x = 3.", "The maximum value is $12$ at $x=3$": right after a value, a
+# condition ("at", "for", "when", "if", "where", "with", "attained at") on a variable.
+_AFTER_VALUE = (
+    r"(?:\d|\$|\\\))\s*,?\s*(?:(?:attained|achieved|reached|obtained|occurring|occurs)\s+)?"
+    r"(?:at|for|when|if|where|with)\s*"
+)
+_VALUE_CONDITION = re.compile(_AFTER_VALUE + r"[A-Za-z]\s*=\s*$", re.I)  # before a number
+_VALUE_CONDITION_FORMULA = re.compile(_AFTER_VALUE + r"$", re.I)  # before a formula
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _BOLD_LABEL = re.compile(
     r"^\s*(?:final\s+)?(?:answer|solution|step\b.*|note|result)\s*:?\s*$", re.I
@@ -182,7 +209,11 @@ def _read_box(text: str, start: int, cmd_len: int) -> _Box | None:
 
 # A box quoted from elsewhere, or called wrong right after it, is not the completion's answer
 # when an earlier box is.
-_QUOTED = re.compile(r"\b(?:reference|answer\s+key|official|textbook|classmates?)\b", re.I)
+_QUOTED = re.compile(
+    r"\b(?:reference|answer\s+key|official|textbook|classmates?|example|"
+    r"(?:first|previous|earlier|other)\s+(?:attempt|try|approach)|wrong\s+(?:approach|method))\b",
+    re.I,
+)
 _CALLED_WRONG = re.compile(
     r"^\s*\$?\s*\)?\s*,?\s*(?:which\s+)?(?:is|was)\s+(?:a\s+(?:common\s+)?)?"
     r"(?:wrong|incorrect|mistaken|false|an?\s+(?:error|mistake|typo))\b",
@@ -346,12 +377,23 @@ def _last_anchor(text: str, forms: frozenset[str]) -> tuple[int, str, str] | Non
             rest = text[m.end() : m.end() + 2000]
             if _DENIED.match(rest.lstrip(" \t*:")):
                 continue
-            if form == "answer_is" and _NOT_OURS.search(_sentence_before(text, m.start())):
+            if form == "answer_is" and _NOT_OURS.search(_own_clause(text, m.start())):
                 continue
             content = _cut_statement(rest)
             if _plausible(content):
                 return m.start(), content, form
     return None
+
+
+# "I think it's (B) but the answer is (C)": what follows "but" is set against what came before.
+_CONTRAST = re.compile(r".*\b(?:but|however|yet)\b", re.I | re.S)
+
+
+def _own_clause(text: str, end: int) -> str:
+    """The sentence before ``end`` from its last "but" / "however" on (all of it without one)."""
+    sentence = _sentence_before(text, end)
+    contrast = _CONTRAST.match(sentence)
+    return sentence[contrast.end() :] if contrast else sentence
 
 
 def _sentence_before(text: str, end: int) -> str:
@@ -409,7 +451,7 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
             conditions.append(m.span())
             rejected.append(m.span())
             continue
-        if _ruled_out(tail, m.start()):
+        if _ruled_out(tail, m.start()) or _denied_after(tail, m.end()):
             rejected.append(m.span())
             continue
         content = next(g for g in m.groups() if g is not None)
@@ -424,7 +466,15 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
     for n in _NUMBER.finditer(tail):
         if best is not None and n.end() <= best[0]:
             continue
-        if _ruled_out(tail, n.start()) or any(a <= n.start() < b for a, b in rejected):
+        if _ruled_out(tail, n.start()) or _denied_after(tail, n.end()):
+            continue
+        if (
+            skip_conditions
+            and best is not None
+            and _VALUE_CONDITION.search(tail, max(0, n.start() - 40), n.start())
+        ):
+            continue  # "12 at x = 3": the condition's value
+        if any(a <= n.start() < b for a, b in rejected):
             continue
         best = (n.end(), (n.group(0),))
     return best[1] if best else None
@@ -432,12 +482,20 @@ def _last_value(tail: str, skip_conditions: bool) -> tuple[str, ...] | None:
 
 def _condition(text: str, start: int) -> bool:
     """The formula at ``start`` says where a value is attained ("attained at $x=1$")."""
-    return bool(_CONDITION.search(text, max(0, start - 40), start))
+    window = max(0, start - 40)
+    if _CONDITION.search(text, window, start):
+        return True
+    return bool(_VALUE_CONDITION_FORMULA.search(text, window, start))
 
 
 def _ruled_out(text: str, start: int) -> bool:
     """The value at ``start`` follows "not" ("4, not 3"): it is rejected, not answered."""
-    return bool(_NEGATED.search(text, max(0, start - 12), start))
+    return bool(_NEGATED.search(text, max(0, start - _NEGATED_WINDOW), start))
+
+
+def _denied_after(text: str, end: int) -> bool:
+    """The value ending at ``end`` is denied by the words after it ("5 is not the answer")."""
+    return bool(_DENIED_AFTER.match(text, end))
 
 
 def _answer_block(text: str) -> str | None:
@@ -489,7 +547,25 @@ def part_boxes(found: Extraction) -> tuple[str, ...]:
 
 
 # Text that is never shown: an HTML comment, a TeX \iffalse block.
-_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)", re.S)
+# Also a comment environment, what follows \\end{document}, and
+# what follows a redefinition of \\boxed (\\renewcommand{\\boxed}[1]{}: its boxes print nothing).
+_HIDDEN = re.compile(
+    r"<!--.*?(?:-->|$)|\\iffalse\b.*?(?:\\fi\b|$)|\\begin\{comment\}.*?(?:\\end\{comment\}|$)"
+    r"|\\end\{document\}.*|\\(?:(?:re)?newcommand\*?\s*\{?\s*|def\s*)\\(?:boxed|fbox)\b.*",
+    re.S,
+)
+# An HTML element a browser does not show (display:none, visibility:hidden, the hidden attribute).
+_HTML_HIDDEN = re.compile(
+    r"<(?P<tag>[A-Za-z][\w-]*)\b[^<>]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)"
+    r"[^<>]*>.*?(?:</(?P=tag)\s*>|$)",
+    re.S | re.I,
+)
+# A macro defined to print nothing: "\\newcommand{\\hide}[1]{}", "\\def\\hide#1{}".
+_EMPTY_MACRO = re.compile(
+    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*\\(?P<name>[A-Za-z]+)\s*\}?\s*(?:\[\s*\d\s*\])?"
+    r"|def\s*\\(?P<dname>[A-Za-z]+)\s*(?:#\d\s*)*)\s*\{\s*\}"
+)
+_IFTRUE = re.compile(r"\\iftrue\b(.*?)(?:\\else\b.*?)?(?:\\fi\b|$)", re.S)
 _THINK_END = "</think>"
 # A TeX comment: an unescaped "%" to the end of its line. A percent sign is not one: it follows
 # a number ("25%", "25 %"), a group, a bracket or a formula ("\\frac{1}{2}%", "$25$%"), or is a
@@ -535,17 +611,43 @@ def _drop_comments(text: str) -> str:
     return "".join(pieces)
 
 
+def _drop_empty_macros(text: str) -> str:
+    """Without the macros defined to print nothing, and what they were given (one braced
+    argument, as ``\\hide{\\boxed{5}}``): their boxes are never seen."""
+    names = {m.group("name") or m.group("dname") for m in _EMPTY_MACRO.finditer(text)}
+    text = _EMPTY_MACRO.sub(" ", text)
+    for name in names:
+        use = re.compile(rf"\\{name}(?![A-Za-z])\s*")
+        out: list[str] = []
+        pos = 0
+        while (m := use.search(text, pos)) is not None:
+            out.append(text[pos : m.start()])
+            pos = m.end()
+            if text.startswith("{", pos):
+                close = find_closing_brace(text, pos)
+                pos = len(text) if close < 0 else close + 1
+        out.append(text[pos:])
+        text = "".join(out)
+    return text
+
+
 def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
     """Locate the final answer; None means the completion states no answer.
 
     After a reasoning block (``<think> ... </think>``) the answer is what follows it when that
     states one: a box tried inside the reasoning is not the answer given after it."""
     text = completion[-MAX_SCAN_CHARS:]
-    if "<!--" in text or "\\iffalse" in text:
+    if "<!--" in text or "\\if" in text or "\\end{" in text or "command" in text or "\\def" in text:
         text = _HIDDEN.sub(" ", text)
+        if "\\iftrue" in text:
+            text = _IFTRUE.sub(r" \1 ", text)
+    if "command" in text or "\\def" in text:
+        text = _drop_empty_macros(text)
+    if "<" in text and ("none" in text or "hidden" in text):
+        text = _HTML_HIDDEN.sub(" ", text)
     if "%" in text:
         text = _drop_comments(text)
-    if "phantom" in text or "color" in text:
+    if "phantom" in text or "color" in text or "scalebox" in text or "resizebox" in text:
         text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
     if _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]

@@ -71,6 +71,17 @@ _UNICODE = {
     "\u2060": "",
     "\u00ad": "",
     "\ufeff": "",
+    # Direction marks and embeddings/isolates: they order the text, digits stay in order. (The
+    # overrides U+202D/U+202E reverse what follows and are kept.)
+    "\u200e": "",
+    "\u200f": "",
+    "\u202a": "",
+    "\u202b": "",
+    "\u202c": "",
+    "\u2066": "",
+    "\u2067": "",
+    "\u2068": "",
+    "\u2069": "",
 }
 _UNICODE_RE = re.compile("|".join(re.escape(k) for k in _UNICODE))
 
@@ -84,7 +95,16 @@ _ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 
-_SIZING = re.compile(r"\\(?:left|right|[bB]igg?[lr]?|middle)(?![a-zA-Z])\s*")
+# An odd root of a negative number is the real root (\\sqrt[3]{-27} is -3), as MATH-style
+# problems mean it; sympy would take the principal complex root.
+_ODD_ROOT_OF_NEGATIVE = re.compile(
+    r"\\sqrt\s*\[\s*(\d*[13579])\s*\]\s*\{\s*-\s*(\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s*\}"
+)
+# Also the font sizes (\\large 5, \\Large{5}): size is nothing of the value.
+_SIZING = re.compile(
+    r"\\(?:left|right|[bB]igg?[lr]?|middle|tiny|scriptsize|footnotesize|small|normalsize|"
+    r"large|Large|LARGE|huge|Huge)(?![a-zA-Z])\s*"
+)
 _SIZING_DOT = re.compile(r"\\(?:left|right)\s*\.")
 _FRAC_VARIANTS = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _BINOM_VARIANTS = re.compile(r"\\[dt]binom(?![a-zA-Z])")
@@ -96,6 +116,13 @@ _CHOOSE_WHOLE = re.compile("^" + _CHOOSE_ARG + "$")
 _THOUSANDS_THIN = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\,(?=\d{3}(?!\d))")
 _NEG_SPACE = re.compile(r"(?<!\\)\\!")
 _QUOTES = re.compile(r"\\?\"|''|``")
+# Primes on a one-letter name (f'(x), y'', A'B', f^{\prime}): the parser deletes "'" and
+# _QUOTES deletes "''", which made f'(x) equal f(x). They become a subscript that is kept, one
+# \prime per mark, so f'(x) and f^{\prime}(x) are one name and y'' is not y'.
+_PRIMES = re.compile(
+    r"(?<![\\A-Za-z])([A-Za-z])((?:'|\^\s*\\prime\b|\^\s*\{(?:\s*\\prime\b|')+\s*\})+)"
+)
+_PRIME_MARK = re.compile(r"'|\\prime\b")
 _EULER = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*e\s*\}|\\rm\s+e(?![a-zA-Z])")
 # "3+2\\mathrm{i}": an upright i is the imaginary unit (ISO style), never a unit label to drop.
 _UPRIGHT_I = re.compile(r"\\(?:text|mathrm|rm)\s*\{\s*i\s*\}")
@@ -321,7 +348,18 @@ _NOT_RELATION = re.compile(r"\\not\s*(?:(=)|\\in(?![a-zA-Z]))")
 # What prints nothing: "\\phantom{5}" (and \\hphantom, \\vphantom) only takes the room of 5, and
 # white ink is invisible: \\textcolor{white}{5}, and \\color{white} to the end of its group or
 # formula.
-_INVISIBLE = re.compile(r"\\(?:(?P<phantom>[hv]?phantom)|(?P<text>text)?color)(?![a-zA-Z])\s*")
+# \\scalebox{0}{5} and \\resizebox{0pt}{0pt}{5} scale their text to nothing.
+_INVISIBLE = re.compile(
+    r"\\(?:(?P<phantom>[hv]?phantom)|(?P<text>text)?color|(?P<scale>scalebox|resizebox))"
+    r"(?![a-zA-Z])\s*"
+)
+_ZERO_SCALE = re.compile(r"\{\s*[+-]?0*\.?0*\s*(?:pt|cm|mm|in|em|ex|bp)?\s*\}\s*")
+_ANY_SCALE = re.compile(r"\{[^{}]*\}\s*")
+# Near white is as unseen as white (#FEFEFE, rgb .999): every component within 3% of white.
+_NEAR_WHITE = 0.03
+# An xcolor mix "c!p" (p% of c in white) or "c1!p!c2": its share of white, at least.
+_MIX = re.compile(r"^([a-z]+)(?:!(\d{1,3}(?:\.\d+)?)(?:!([a-z]+))?)?$")
+_HEX = re.compile(r"^#?([0-9a-f]{3}|[0-9a-f]{6})$")
 _COLOR_SPEC = re.compile(r"(?:\[\s*([A-Za-z]+)\s*\])?\s*\{([^{}]*)\}")
 _WHITE_NAMES = frozenset({"white", "transparent", "#fff", "#ffffff"})
 # The value of white in each xcolor model: every component at its maximum (cmyk: no ink).
@@ -331,20 +369,48 @@ _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|.", re.S)
 _EMPTY_GROUP = re.compile(r"(?<![\\A-Za-z}\]^_])\{\s*\}")
 
 
+def _whiteness(name: str) -> float:
+    """Share of white in a named colour, at least (only white itself counts)."""
+    return 1.0 if name in ("white", "transparent") else 0.0
+
+
+def _white_mix(value: str) -> bool:
+    """``white!100``, ``gray!0``, ``white!99!black``: a mix that is (near) white."""
+    m = _MIX.match(value)
+    if m is None or m.group(2) is None:
+        return False
+    share = min(float(m.group(2)), 100.0) / 100
+    other = _whiteness(m.group(3)) if m.group(3) else 1.0  # "c!p" mixes c with white
+    return share * _whiteness(m.group(1)) + (1 - share) * other >= 1 - _NEAR_WHITE
+
+
+def _white_hex(value: str) -> bool:
+    """``#fff``, ``#FEFEFE``, ``FFFFFE``: every byte near its maximum."""
+    m = _HEX.match(value)
+    if m is None:
+        return False
+    digits = m.group(1)
+    if len(digits) == 3:
+        digits = "".join(ch * 2 for ch in digits)
+    return all(int(digits[k : k + 2], 16) >= 255 * (1 - _NEAR_WHITE) for k in (0, 2, 4))
+
+
 def _white(model: str | None, spec: str) -> bool:
-    """The colour ``[model]{spec}`` is white: what it writes cannot be seen."""
-    value = spec.replace(" ", "")
+    """The colour ``[model]{spec}`` is white or near white: what it writes cannot be seen."""
+    value = spec.replace(" ", "").lower()
     if model is None or model == "named":
-        return value.lower() in _WHITE_NAMES
+        return value in _WHITE_NAMES or _white_mix(value) or _white_hex(value)
     if model == "HTML":
-        return value.lower() == "ffffff"
+        return _white_hex(value)
     if model not in _WHITE_COMPONENT:
         return False
     try:
         components = [float(c) for c in value.split(",")]
     except ValueError:
         return False
-    return all(c == _WHITE_COMPONENT[model] for c in components)
+    full = _WHITE_COMPONENT[model]
+    scale = max(full, 1.0)
+    return all(abs(c - full) <= _NEAR_WHITE * scale for c in components)
 
 
 def _argument_end(text: str, start: int) -> int:
@@ -383,6 +449,21 @@ def _scope_end(text: str, start: int) -> int:
     return len(text)
 
 
+def _zero_scale_end(text: str, start: int, two: bool) -> int | None:
+    """After ``\\scalebox{0}`` (``\\resizebox{0pt}{0pt}``: either size 0 is nothing): where its
+    text starts; None when the scale is not zero."""
+    first = _ZERO_SCALE.match(text, start) or _ANY_SCALE.match(text, start)
+    if first is None:
+        return None
+    zero = first.re is _ZERO_SCALE
+    if not two:
+        return first.end() if zero else None
+    second = _ZERO_SCALE.match(text, first.end()) or _ANY_SCALE.match(text, first.end())
+    if second is None:
+        return None
+    return second.end() if zero or second.re is _ZERO_SCALE else None
+
+
 def drop_invisible(text: str) -> str:
     """The text without what prints nothing (a phantom, white ink): a box no reader sees is
     no answer, and a digit no reader sees is no part of one. Other colours stay as they are."""
@@ -392,6 +473,11 @@ def drop_invisible(text: str) -> str:
         if m.group("phantom"):
             out.append(text[pos : m.start()])
             pos = _argument_end(text, m.end())
+            continue
+        if m.group("scale"):
+            end = _zero_scale_end(text, m.end(), m.group("scale") == "resizebox")
+            out.append(text[pos : m.start() if end else m.end()])
+            pos = _argument_end(text, end) if end else m.end()
             continue
         spec = _COLOR_SPEC.match(text, m.end())
         if spec is None or not _white(spec.group(1), spec.group(2)):
@@ -405,6 +491,11 @@ def drop_invisible(text: str) -> str:
     return _EMPTY_GROUP.sub("", shown) if len(shown) < len(text) else shown
 
 
+def _primes(m: re.Match[str]) -> str:
+    count = len(_PRIME_MARK.findall(m.group(2)))
+    return m.group(1) + "_{" + "\\prime" * count + "}"
+
+
 def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     """Canonical LaTeX-ish string of an answer: wrappers, spacing and synonyms unified.
 
@@ -415,7 +506,7 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
         s = _unicode(s)
     if "\\not" in s:
         s = _NOT_RELATION.sub(lambda m: "\\neq " if m.group(1) == "=" else "\\notin ", s)
-    if "phantom" in s or "color" in s:
+    if "phantom" in s or "color" in s or "scalebox" in s or "resizebox" in s:
         s = drop_invisible(s)  # prints nothing, so it is nothing of the answer
     s = s.replace("**", "^")  # Python-style power, once Markdown bold is gone
     s = _SUPERSCRIPT_RUN.sub(_superscripts, s)
@@ -430,9 +521,13 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     s = _FRAC_VARIANTS.sub(r"\\frac", s)
     if "binom" in s or "choose" in s:
         s = _binomials(s)
+    if "\\sqrt[" in s:
+        s = _ODD_ROOT_OF_NEGATIVE.sub(r"(-\\sqrt[\1]{\2})", s)
     s = _STYLE.sub("", s)
     s = _THOUSANDS_THIN.sub(",", s)
     s = _NEG_SPACE.sub("", s)
+    if "'" in s or "\\prime" in s:
+        s = _PRIMES.sub(_primes, s)
     s = _QUOTES.sub(" ", s)
     s = _EULER.sub("e", s)
     s = _UPRIGHT_I.sub("i", s)
@@ -476,6 +571,11 @@ def normalize_answer(text: str, decimal_comma: bool = False) -> str:
     elif s[:1].isalpha() or s.startswith("\\text{"):
         s = read_number_words(s) or s  # "five", "\\text{one half}"
     return read_decimal_commas(s) if decimal_comma else s
+
+
+def full_width_as_ascii(s: str) -> str:
+    """Full-width forms (U+FF01-FF5E) as their ASCII characters (``Ｃ`` is ``C``)."""
+    return s.translate(_FULL_WIDTH)
 
 
 def _unicode(s: str) -> str:

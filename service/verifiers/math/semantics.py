@@ -48,6 +48,8 @@ class Scalar:
     """One value (number, expression or word), kept as its normalised leaf text."""
 
     text: str
+    # "2\\sqrt{3} \\approx 3.46": the decimal written after the value (the value is 2\\sqrt{3}).
+    approx: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,7 +503,11 @@ def _interpret_relation(rel: Relation, ctx: Ctx) -> Sem:
             rest = Relation(terms[1:], ops[1:]) if len(terms) > 2 else terms[1]
             return interpret(rest, ctx)
         keep = Relation(terms[: k + 1], ops[:k]) if k > 0 else terms[0]
-        return interpret(keep, ctx)
+        kept = interpret(keep, ctx)
+        after = terms[k + 1]
+        if isinstance(kept, Scalar) and len(terms) == k + 2 and isinstance(after, Leaf):
+            return Scalar(kept.text, after.text)
+        return kept
     if ops == ("\\in",) and isinstance(terms[0], Leaf):
         return interpret(terms[1], ctx)
     if all(op == "=" for op in ops):

@@ -26,6 +26,11 @@ MAX_KEY_NODES = 4000
 MAX_SIMPLIFY_NODES = 150
 _EVALF_DIGITS = 30
 _REJECT_REL_GAP = 1e-9
+# Before simplify(): a rejection at 30 digits more than the written digits of both sides. A
+# rational written with many digits (``1.5849625007211563``) agrees with ``\log_2 3`` beyond
+# the 1e-9 gap, and simplify() of that difference (logcombine on big powers) never returns.
+_DEEP_EXTRA_DIGITS = 30
+_DEEP_MAX_DIGITS = 400
 
 
 def _sample_points(symbols: list[Any]) -> list[dict[Any, Any]]:
@@ -66,6 +71,52 @@ def _visibly_different(a: Any, b: Any, first_only: bool = False) -> bool:
         if abs(va - vb) > _REJECT_REL_GAP * max(1.0, abs(va), abs(vb)):
             return True
     return False
+
+
+def _written_digits(*exprs: Any) -> int:
+    """Decimal digits of the rational numbers written in the expressions."""
+    import sympy
+
+    total = 0
+    for expr in exprs:
+        for atom in expr.atoms(sympy.Rational):
+            total += len(str(abs(int(atom.p)))) + len(str(int(atom.q)))
+    return total
+
+
+def _deeply_different(a: Any, b: Any) -> bool | None:
+    """a != b at some sample point, evaluated to 30 digits beyond all the digits written in
+    them (mpmath floats: complex() would round the gap away). None: too many digits to try,
+    so simplify() must not be tried either."""
+    digits = _written_digits(a, b) + _DEEP_EXTRA_DIGITS
+    if digits > _DEEP_MAX_DIGITS:
+        return None
+    gap = _float_gap(digits)
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    for point in _sample_points(symbols) if symbols else [{}]:
+        try:
+            va = a.evalf(digits, subs=point)
+            vb = b.evalf(digits, subs=point)
+            if not (va.is_number and vb.is_number):
+                continue
+            size = max(1, abs(va), abs(vb))
+            if abs(va - vb) > gap * size:
+                return True
+        except Exception:  # evaluation problems only mean "no evidence"
+            continue
+    return False
+
+
+def _float_gap(digits: int) -> Any:
+    """The relative gap that ``digits``-digit evaluations show beyond rounding doubt."""
+    import sympy
+
+    return sympy.Float(10, digits) ** -(digits - 10)
+
+
+def _may_simplify(a: Any, b: Any) -> bool:
+    """simplify() is tried only on sides that no deep evaluation tells apart."""
+    return _deeply_different(a, b) is False
 
 
 def _is_plain_expr(expr: Any) -> bool:
@@ -170,7 +221,7 @@ def expr_match(a: ParsedExpr, b: ParsedExpr) -> str | None:
         if _visibly_different(ea, eb):
             return None
         small = a.nodes + b.nodes <= MAX_SIMPLIFY_NODES
-        if small and _zero_exactly(diff, small):
+        if small and _may_simplify(ea, eb) and _zero_exactly(diff, small):
             return SYMBOLIC
         return NUMERIC if _numeric(a, b) else None
     except Exception:  # sympy failure is "not shown equal"
@@ -182,6 +233,21 @@ def exprs_equal(a: ParsedExpr, b: ParsedExpr) -> bool:
     method = expr_match(a, b)
     note(method)
     return method is not None
+
+
+def _ratio_may_be_constant(d1: Any, d2: Any) -> bool:
+    """d1/d2 takes one value at two sample points (to deep precision): only then may
+    simplify() try to show the ratio constant."""
+    symbols = sorted(d1.free_symbols | d2.free_symbols, key=lambda s: s.name)
+    if not symbols:
+        return False  # two constant (false) statements are not one equation
+    first, second = _sample_points(symbols)[:2]
+    try:
+        r1 = (d1 / d2).subs(first)
+        r2 = (d1 / d2).subs(second)
+    except Exception:  # no evidence either way: simplify() stays bounded by the node cap
+        return True
+    return _deeply_different(r1, r2) is False
 
 
 def rational_expr(value: Fraction, exact: bool = True) -> ParsedExpr:
@@ -212,9 +278,13 @@ def equations_equal(l1: ParsedExpr, r1: ParsedExpr, l2: ParsedExpr, r2: ParsedEx
         d2 = l2.expr - r2.expr
         nodes = sum(p.nodes for p in parts)
         small = nodes <= MAX_SIMPLIFY_NODES
-        if d1 == d2 or d1 == -d2 or _zero_exactly(d1 - d2, small) or _zero_exactly(d1 + d2, small):
+        if d1 == d2 or d1 == -d2:
             return True
-        if d2 == 0 or not small:
+        if _zero_exactly(d1 - d2, small and _may_simplify(d1, d2)):
+            return True
+        if _zero_exactly(d1 + d2, small and _may_simplify(d1, -d2)):
+            return True
+        if d2 == 0 or not small or not _ratio_may_be_constant(d1, d2):
             return False
         import sympy
 
@@ -263,9 +333,9 @@ def inequalities_equal(
         d1 = g_big.expr - g_small.expr
         d2 = a_big.expr - a_small.expr
         small = sum(p.nodes for p in parts) <= MAX_SIMPLIFY_NODES
-        if d1 == d2 or _zero_exactly(d1 - d2, small):
+        if d1 == d2 or _zero_exactly(d1 - d2, small and _may_simplify(d1, d2)):
             return True
-        if d2 == 0 or not small:
+        if d2 == 0 or not small or not _ratio_may_be_constant(d1, d2):
             return False
         import sympy
 

@@ -48,6 +48,12 @@ _CURRENCY_PREFIX = re.compile(
     r"|(?:€|£|¥|₹|\\?\$)(?:\s*\})?\s*(?=[-+]?\s*\.?\d)))",
     re.IGNORECASE,
 )
+# An amount of money with a magnitude letter ("\\$2.5\\text{M}", "\\$5K"): K, M, B are a
+# thousand, a million, a billion here (not kelvin or molar), so the letter is not a unit.
+_CURRENCY_MAGNITUDE = re.compile(
+    r"^[+-]?\s*(?:\\text\{\s*)?(?:\\?\$|€|£|¥|₹)\s*\}?\s*[\d.,]+\s*"
+    r"(?:\\(?:text|mathrm)\s*\{\s*(?:[KMBkb]|bn|mn|mil)\s*\}|(?:[KMBkb]|bn|mn|mil))\s*$"
+)
 _WORDS_SUFFIX = re.compile(r"(?<=\d)\s+[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,3}$")
 _NUMBERISH = re.compile(r"^[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+|\d+/\d+)%?$")
 
@@ -73,9 +79,21 @@ _CHANGING = re.compile(
     r"maximum|minimum|max|plus|minus|negative|factorial|inverse|reciprocal|power|twice|double|"
     r"triple|half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|"
     r"tenths?|hundredths?|thousandths?|approximately|approx|about|around|roughly|nearly|almost|"
-    r"circa|maybe|possibly|perhaps|probably|if|when|unless)\b",
+    r"circa|maybe|possibly|perhaps|probably|if|when|unless|"
+    # Magnitudes, fractions, operations and readings that change the number: "3 \\text{ lakh}",
+    # "3 \\text{ twelfths}", "5 \\text{ times three}", "9 \\text{ recurring}".
+    r"lakhs?|crores?|quadrillions?|quintillions?|sextillions?|mil|mill|mn|bn|bil|tens|gross|"
+    r"dozens?|(?:eleven|twelf|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)ths?|"
+    r"(?:twent|thirt|fort|fift|sixt|sevent|eight|ninet)ieths?|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"root|roots|recurring|repeating|negated|opposite|basis|bps|odds|ratio|to)\b",
     re.IGNORECASE,
 )
+# A digit in the label that is not a unit's power: "5 \\text{e-3}", "1 \\text{ in 6}",
+# "3 \\text{ to 2}" change the value ("cm^2", "m^{-1}" stay units, and a modulus, "5 \\text{
+# (mod 7)}", names the residue's class as before).
+_LABEL_POWER = re.compile(r"\^\s*\{?\s*-?\d+\s*\}?|\b(?:mod|modulo)\s*\d+")
+_DIGIT = re.compile(r"\d")
 # "5 \\text{ squared}" changes the value; "5 \\text{ meters squared}" is a unit's power.
 _POWER_WORD = re.compile(r"^\s*(?:squared|cubed)\b", re.IGNORECASE)
 # "5 \\text{ is the answer}", "12 \\text{ apples are left}": a clause that only says what the
@@ -90,6 +108,8 @@ _DESCRIBING = re.compile(
 def _droppable(label: str) -> bool:
     """A trailing label that may be a unit: no word in it denies or changes the value."""
     if _DENYING.search(label) or _POWER_WORD.match(label):
+        return False
+    if _DIGIT.search(_LABEL_POWER.sub("", label)):
         return False
     return not _CHANGING.search(_DESCRIBING.sub("", label))
 
@@ -111,6 +131,8 @@ def split_units(text: str) -> tuple[str, tuple[str, ...]]:
     (last first). Plain trailing words (``12 apples``) are only dropped after a bare number,
     so ``5x`` or ``3 or 4`` are never affected."""
     s = text.strip()
+    if ("$" in s or not s.isascii()) and _CURRENCY_MAGNITUDE.match(s):
+        return s, ()  # "\\$2.5\\text{M}" is 2.5 million dollars: never 2.5
     labels: list[str] = []
     # Compound units ("\\text{erg}\\,\\text{cm}^{-2}\\,\\text{s}^{-1}") go one label a round.
     for _ in range(5):

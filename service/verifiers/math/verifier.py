@@ -72,7 +72,18 @@ from .structure import Junction, Node, parse_structure
 # extraction, a further clause after the stated value ("Answer: 7; the remainder is 5") not read
 # for the answer, a list ending in dots kept infinite, {n \choose k} and \dbinom as \binom,
 # Unicode roots and number sets, and full-width forms as ASCII.
-CODE_VERSION = "1.7.1"
+# 1.7.2: a constant with a logarithm against a long decimal told apart before simplify() (it
+# never returned); someone else's answer after the box (expected, given, a friend's, an example
+# of the format, a first attempt's box) and a denied value ("cannot be 5", "5 is not the answer")
+# not read as the answer, but "the answer is" after "but" the completion's own; boxes in a
+# comment environment, \iftrue's \else, after \end{document} or a redefinition of \boxed, in a
+# zero scalebox, near-white ink, a macro defined to print nothing or a hidden HTML element
+# dropped; primes kept (f'(x) is not f(x); f^{\prime}(x) is f'(x)); a label that changes the
+# value (lakh, twelfths, times three, recurring, 5\text{e-3}, 1\text{ in 6}, \$2.5\text{M})
+# never dropped as a unit; "12 at x = 3" answers 12; full-width option letters, direction marks
+# and font sizes read; an odd root of a negative number real (\sqrt[3]{-27} is -3); a ground
+# truth "C: 7" an option with its value; "2\sqrt{3} \approx 3.46" answers a rounded 3.46.
+CODE_VERSION = "1.7.2"
 
 _PROSE_GROUND_TRUTH_CHARS = 200
 _WORDS = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}")

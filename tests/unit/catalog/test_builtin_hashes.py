@@ -10,10 +10,10 @@ from service.verifiers.registry import get_kind, version_hash
 
 # name@version → its hash on the pinned libraries of pyproject.toml.
 PINNED = {
-    "math@1.0.0": "f10524f4c1120b7fa4a4a16cd886e01fec3d0692596633b67354eee9b4288436",
+    "math@1.0.0": "c69becdff8fe0150120d5d6cb530a582e2e6e10854826a2f38fe58c5cac32cdf",
     "ifeval@1.0.0": "97879dc6df32a1296b540f8b6f60a0b9b5fc3f31a32e40df62097d833bb412d2",
     "format@1.0.0": "62a3ecc9c93caa9d78ecfcc2990c66e824d9ed5fc886f4e125158a5eed33c69f",
-    "r1_math@1.0.0": "378fb2995aed70943d0de204756f12ecb14f8016f96116ed0758f712e85e2575",
+    "r1_math@1.0.0": "5396ed102b7d12ac3b1286b1504b1dca338fdf5d8a1fb13b89f9d034db414bfc",
 }
 # The code kind pins the machine's toolchain (or the runner image): its hash is pinned for
 # one recorded toolchain, which covers its code version, config and the hashing itself.

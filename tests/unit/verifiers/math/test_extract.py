@@ -320,6 +320,26 @@ def test_an_answer_statement_that_denies_a_value_is_no_answer(text: str) -> None
     assert parts(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer cannot be 5.",
+        "The answer can't be 5.",
+        "The answer must not be 5.",
+        "The answer could never be 5.",
+        "The answer is unlikely to be 5.",
+        "The result is not equal to 5.",
+        "We can rule out 5.",
+        "5 is not the answer.",
+        "So 5 is impossible.",
+        "It is false that the answer is 5.",
+        "There is no way the answer is 5.",
+    ],
+)
+def test_a_value_denied_in_other_words_is_no_answer(text: str) -> None:
+    assert parts(text) is None
+
+
 def test_a_denied_value_then_the_answer() -> None:
     assert parts("The answer is not 5, but 6.") == ("6",)
 

@@ -127,6 +127,12 @@ def test_units_in_parentheses(raw: str, expected: str) -> None:
         "5\\text{at least}",
         "5 squared",
         "5 isn't it",
+        "3\\text{ lakh}",
+        "3\\text{ twelfths}",
+        "5\\text{ times three}",
+        "5\\text{e-3}",
+        "1\\text{ in 6}",
+        "3\\text{ to 2}",
     ],
 )
 def test_words_that_change_or_deny_the_value_are_kept(raw: str) -> None:
@@ -147,6 +153,8 @@ def test_words_that_change_or_deny_the_value_are_kept(raw: str) -> None:
         ("-\\$5", "-5"),
         ("\\$2\\text{million}", "2\\times10^{6}"),
         ("\\$-5", "-5"),
+        ("12\\text{ cm^2}", "12"),
+        ("5\\text{ (mod 7)}", "5"),  # a digit in a modulus, not a value-changing label
     ],
 )
 def test_plain_labels_are_still_dropped(raw: str, expected: str) -> None:

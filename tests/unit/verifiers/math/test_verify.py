@@ -349,7 +349,7 @@ def test_determinism() -> None:
 
 
 def test_versions() -> None:
-    assert CODE_VERSION == "1.7.1"
+    assert CODE_VERSION == "1.7.2"
     for name in ("sympy", "latex2sympy2_extended", "antlr4-python3-runtime", "mpmath"):
         assert LIBRARY_VERSIONS[name] not in ("", "missing")
 
@@ -571,3 +571,20 @@ def test_choice_value_through_prompt_options(
     prompt: str, completion: str, ground_truth: str, expected: str
 ) -> None:
     assert verify(completion, ground_truth, {}, prompt).status == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "ground_truth", "status"),
+    [
+        ("\\boxed{2\\sqrt{3} \\approx 3.46}", "3.46", "correct"),
+        ("\\boxed{2\\sqrt{3} \\approx 3.46}", "2\\sqrt{3}", "correct"),
+        # The decimal answers only when the exact value agrees with it.
+        ("\\boxed{\\sqrt{2} \\approx 3.46}", "3.46", "incorrect"),
+        ("\\boxed{5 \\approx 3.46}", "3.46", "incorrect"),
+        # Against an exact ground truth the exact value is the answer, not its decimal.
+        ("\\boxed{\\frac{1}{3} \\approx 0.33}", "\\frac{1}{3}", "correct"),
+        ("\\boxed{\\frac{1}{3} \\approx 0.33}", "0.34", "incorrect"),
+    ],
+)
+def test_an_exact_value_and_its_decimal(completion: str, ground_truth: str, status: str) -> None:
+    assert verify(completion, ground_truth, {}).status == status

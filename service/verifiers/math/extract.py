@@ -631,12 +631,18 @@ def _drop_empty_macros(text: str) -> str:
     return text
 
 
-def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
-    """Locate the final answer; None means the completion states no answer.
+# Every construct _drop_unseen drops starts with "<!--", "%", a tag with "none" or "hidden" in
+# it, or one of these commands: one search (1.4 µs on the bench's 1.7 KB completions, which hold
+# none) stands for its eleven substring tests (10 µs), which ran on every completion.
+_MAY_HIDE = re.compile(
+    r"\\(?:if|end\{|begin\{comment|def|[a-z]*command|[hv]?phantom|(?:text)?color|scalebox"
+    r"|resizebox)"
+)
 
-    After a reasoning block (``<think> ... </think>``) the answer is what follows it when that
-    states one: a box tried inside the reasoning is not the answer given after it."""
-    text = completion[-MAX_SCAN_CHARS:]
+
+def _drop_unseen(text: str) -> str:
+    """What no reader sees: comments, false branches, empty macros, hidden HTML, phantoms and
+    white ink (a box there is never the answer)."""
     if "<!--" in text or "\\if" in text or "\\end{" in text or "command" in text or "\\def" in text:
         text = _HIDDEN.sub(" ", text)
         if "\\iftrue" in text:
@@ -649,7 +655,22 @@ def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
         text = _drop_comments(text)
     if "phantom" in text or "color" in text or "scalebox" in text or "resizebox" in text:
         text = drop_invisible(text)  # a box in a phantom or in white ink is never seen
-    if _THINK_END in text:
+    return text
+
+
+def extract_answer(completion: str, forms: frozenset[str]) -> Extraction | None:
+    """Locate the final answer; None means the completion states no answer.
+
+    After a reasoning block (``<think> ... </think>``) the answer is what follows it when that
+    states one: a box tried inside the reasoning is not the answer given after it."""
+    text = completion[-MAX_SCAN_CHARS:]
+    if (
+        "%" in text
+        or _MAY_HIDE.search(text) is not None
+        or ("<" in text and ("<!--" in text or "none" in text or "hidden" in text))
+    ):
+        text = _drop_unseen(text)
+    if "<" in text and _THINK_END in text:
         after = text.rsplit(_THINK_END, 1)[1]
         if after.strip():
             found = _extract(after, forms)

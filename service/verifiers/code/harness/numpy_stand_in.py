@@ -18,7 +18,7 @@ import importlib.machinery
 import math
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .proxies import HarnessLimit
@@ -143,24 +143,36 @@ def _module() -> types.ModuleType:
     return module
 
 
-class _Finder:
-    """A meta path finder and its loader (the protocol, not ``importlib.abc``'s classes: that
-    module imports pathlib, tempfile and more into every sandboxed process)."""
+class StandInFinder:
+    """A meta path finder and its loader for one stand-in module (the protocol, not
+    ``importlib.abc``'s classes: that module imports pathlib, tempfile and more into every
+    sandboxed process). Test code's stand-ins (this one, pytest's) share it."""
+
+    def __init__(self, name: str, make: Callable[[], types.ModuleType]) -> None:
+        self.name, self.make = name, make
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != NAME:
+        if fullname != self.name:
             return None
-        return importlib.machinery.ModuleSpec(NAME, self)  # type: ignore[arg-type]  # a Loader by protocol
+        return importlib.machinery.ModuleSpec(self.name, self)  # type: ignore[arg-type]  # a Loader by protocol
 
     def create_module(self, spec: Any) -> types.ModuleType:
-        return _module()
+        return self.make()
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
+
+    def install(self, first: bool) -> None:
+        """Into ``sys.meta_path`` once: before every real finder, or after them."""
+        if any(isinstance(f, StandInFinder) and f.name == self.name for f in sys.meta_path):
+            return
+        if first:
+            sys.meta_path.insert(0, self)
+        else:
+            sys.meta_path.append(self)
 
 
 def install() -> None:
     """After every real finder: ``import numpy`` in test code finds numpy if the sandbox has
     it, else this stand-in."""
-    if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
-        sys.meta_path.append(_Finder())
+    StandInFinder(NAME, _module).install(first=False)

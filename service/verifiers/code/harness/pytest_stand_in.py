@@ -14,7 +14,6 @@ process never imports it.
 
 from __future__ import annotations
 
-import importlib.machinery
 import math
 import numbers
 import re
@@ -23,6 +22,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+from .numpy_stand_in import StandInFinder
 from .proxies import HarnessLimit
 
 NAME = "pytest"
@@ -608,24 +608,8 @@ def _missing(name: str) -> Any:
     raise HarnessLimit(f"the test uses pytest.{name}, which the sandbox's stand-in lacks")
 
 
-class _Finder:
-    """A meta path finder and its loader (the protocol, not ``importlib.abc``'s classes)."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != NAME:
-            return None
-        return importlib.machinery.ModuleSpec(NAME, self)  # type: ignore[arg-type]  # a Loader by protocol
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        return _module()
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
-
-
 def install() -> None:
     """Before every real finder: ``import pytest`` in test code finds this stand-in even where
     the sandbox has pytest, so that a test is run the same way on every backend (the runner
     reads the stand-in's marks and fixtures)."""
-    if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    StandInFinder(NAME, _module).install(first=True)
